@@ -1,0 +1,323 @@
+"""The top-level functions: open, create and consolidate.
+
+>>> import zarrkit as zk
+>>> root = zk.open_group({}, mode="w")
+>>> a = root.create_array("x", shape=(4,), chunks=(2,), dtype="i4")
+>>> zk.open(root.store, path="x").shape
+(4,)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from zarrkit.errors import (
+    ArrayNotFoundError,
+    ContainsNodeError,
+    GroupNotFoundError,
+    MetadataError,
+    NodeNotFoundError,
+)
+from zarrkit.hierarchy.array import Array
+from zarrkit.hierarchy.creation import array_metadata_v2
+from zarrkit.hierarchy.group import Group, open_group_node
+from zarrkit.hierarchy.nodes import (
+    create_array_node,
+    create_group_node,
+    node_kind,
+    read_array_metadata,
+    read_document,
+)
+from zarrkit.metadata.jsonio import dump_json, load_json_object
+from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP, ZMETADATA
+from zarrkit.paths import join_path, key_prefix, normalize_path
+from zarrkit.storage.base import Store
+from zarrkit.storage.resolve import make_store
+
+_MODES = ("r", "r+", "a", "w", "w-")
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {_MODES}, found {mode!r}")
+
+
+def _check_format(zarr_format: int | None) -> None:
+    if zarr_format not in (None, 2):
+        raise MetadataError(f"zarr_format {zarr_format!r} is not supported yet (only 2)")
+
+
+def _load_consolidated(store: Store, path: str) -> dict[str, Any]:
+    key = join_path(path, ZMETADATA)
+    raw = store.get(key)
+    if raw is None:
+        raise NodeNotFoundError(f"no consolidated metadata at {key!r}")
+    document = load_json_object(raw, key=key)
+    metadata = document.get("metadata")
+    if not isinstance(metadata, dict):
+        raise MetadataError(f"{key}: missing the 'metadata' object")
+    prefix = key_prefix(path)
+    return {prefix + k: v for k, v in metadata.items()}
+
+
+def open_group(
+    store: Any = None,
+    *,
+    mode: str = "a",
+    path: str | None = None,
+    zarr_format: int | None = None,
+    consolidated: bool | None = None,
+    attributes: dict[str, Any] | None = None,
+) -> Group:
+    """Open a group, creating it when the mode allows.
+
+    ``consolidated=True`` reads all metadata from ``.zmetadata`` with no listing;
+    ``None`` uses it when present in read-only mode.
+
+    >>> import zarrkit as zk
+    >>> g = zk.open_group({}, mode="w", attributes={"title": "demo"})
+    >>> g.attrs["title"]
+    'demo'
+    """
+    _check_mode(mode)
+    _check_format(zarr_format)
+    store_obj = make_store(store, mode=mode)
+    node_path = normalize_path(path)
+    read_only = mode == "r"
+    if mode in ("r", "r+"):
+        snapshot = None
+        if consolidated or (consolidated is None and mode == "r"):
+            try:
+                snapshot = _load_consolidated(store_obj, node_path)
+            except NodeNotFoundError:
+                if consolidated:
+                    raise
+        return open_group_node(store_obj, node_path, read_only=read_only, consolidated=snapshot)
+    if mode == "a":
+        kind = node_kind(store_obj, node_path)
+        if kind == "group":
+            group = open_group_node(store_obj, node_path, read_only=False)
+            if attributes:
+                group.attrs.update(attributes)
+            return group
+        if kind == "array":
+            raise ContainsNodeError(f"an array exists at path {node_path!r}, not a group")
+    create_group_node(store_obj, node_path, attributes, overwrite=mode == "w")
+    return Group(store_obj, node_path, attributes=attributes or {})
+
+
+def group(
+    store: Any = None,
+    *,
+    overwrite: bool = False,
+    path: str | None = None,
+    zarr_format: int | None = None,
+    attributes: dict[str, Any] | None = None,
+) -> Group:
+    """Open or create a group (``overwrite=True`` replaces what is there).
+
+    >>> import zarrkit as zk
+    >>> zk.group().name
+    '/'
+    """
+    return open_group(store, mode="w" if overwrite else "a", path=path,
+                      zarr_format=zarr_format, attributes=attributes)
+
+
+def create_group(store: Any = None, *, path: str | None = None, overwrite: bool = False,
+                 attributes: dict[str, Any] | None = None,
+                 zarr_format: int | None = None) -> Group:
+    """Create a group; an existing node is an error unless ``overwrite``.
+
+    >>> import zarrkit as zk
+    >>> zk.create_group({}, path="a/b").path
+    'a/b'
+    """
+    return open_group(store, mode="w" if overwrite else "w-", path=path,
+                      zarr_format=zarr_format, attributes=attributes)
+
+
+def open_array(
+    store: Any = None,
+    *,
+    mode: str = "a",
+    path: str | None = None,
+    zarr_format: int | None = None,
+    write_empty_chunks: bool | None = None,
+    **create_kwargs: Any,
+) -> Array:
+    """Open an array; with mode ``w``/``w-`` (or ``a`` when missing), create it from
+    ``create_kwargs`` (``shape``, ``dtype``, ...).
+
+    >>> import zarrkit as zk
+    >>> s = {}
+    >>> _ = zk.open_array(s, mode="w", shape=(2,), dtype="u1")
+    >>> zk.open_array(s, mode="r").read_only
+    True
+    """
+    _check_mode(mode)
+    _check_format(zarr_format)
+    store_obj = make_store(store, mode=mode)
+    node_path = normalize_path(path)
+    if mode in ("r", "r+") or (mode == "a" and node_kind(store_obj, node_path) is not None):
+        kind = node_kind(store_obj, node_path)
+        if kind != "array":
+            what = "a group" if kind == "group" else "nothing"
+            raise ArrayNotFoundError(f"no array at path {node_path!r} (found {what})")
+        metadata = read_array_metadata(store_obj, node_path)
+        return Array(store_obj, node_path, metadata, read_only=mode == "r",
+                     write_empty_chunks=write_empty_chunks)
+    if "shape" not in create_kwargs:
+        raise ArrayNotFoundError(
+            f"no array at path {node_path!r}; give shape and dtype to create one"
+        )
+    return create_array(store_obj, name=node_path, overwrite=mode == "w",
+                        write_empty_chunks=write_empty_chunks, **create_kwargs)
+
+
+def open(  # noqa: A001 - zarr-python's name
+    store: Any = None,
+    *,
+    mode: str = "a",
+    path: str | None = None,
+    zarr_format: int | None = None,
+    **kwargs: Any,
+) -> Array | Group:
+    """Open the array or group at ``path``, whichever it is; create a group (or an array,
+    when ``shape`` is given) if the mode allows and nothing is there.
+
+    >>> import zarrkit as zk
+    >>> isinstance(zk.open({}, mode="w"), zk.Group)
+    True
+    """
+    _check_mode(mode)
+    _check_format(zarr_format)
+    store_obj = make_store(store, mode=mode)
+    node_path = normalize_path(path)
+    kind = node_kind(store_obj, node_path) if mode != "w" else None
+    if kind == "array" or (kind is None and "shape" in kwargs):
+        return open_array(store_obj, mode=mode, path=node_path, **kwargs)
+    if kind is None and mode in ("r", "r+"):
+        raise NodeNotFoundError(f"no array or group at path {node_path!r}")
+    return open_group(store_obj, mode=mode, path=node_path, **kwargs)
+
+
+def create_array(
+    store: Any = None,
+    *,
+    name: str | None = None,
+    shape: Any,
+    dtype: Any = "float64",
+    chunks: Any = None,
+    fill_value: Any = 0,
+    order: str = "C",
+    compressors: Any = "auto",
+    compressor: Any = "auto",
+    filters: Any = None,
+    attributes: dict[str, Any] | None = None,
+    dimension_separator: str | None = None,
+    chunk_key_encoding: Any = None,
+    zarr_format: int | None = None,
+    overwrite: bool = False,
+    write_empty_chunks: bool | None = None,
+    data: Any = None,
+) -> Array:
+    """Create an array in ``store`` at ``name``; missing parent groups are created.
+
+    >>> import zarrkit as zk, numcodecs
+    >>> a = zk.create_array({}, name="x", shape=(10, 10), chunks=(5, 5), dtype="<i4",
+    ...     compressors=[numcodecs.Blosc("zstd")], filters=[{"id": "delta", "dtype": "<i4"}],
+    ...     dimension_separator="/")
+    >>> a.metadata.dimension_separator, a.filters[0].codec_id
+    ('/', 'delta')
+    """
+    _check_format(zarr_format)
+    store_obj = make_store(store, mode="a")
+    path = normalize_path(name)
+    metadata = array_metadata_v2(
+        shape=shape, dtype=dtype, chunks=chunks, fill_value=fill_value, order=order,
+        compressors=compressors, compressor=compressor, filters=filters,
+        dimension_separator=dimension_separator, chunk_key_encoding=chunk_key_encoding,
+    )
+    create_array_node(store_obj, path, metadata, attributes, overwrite=overwrite)
+    array = Array(store_obj, path, metadata, attributes=attributes or {},
+                  write_empty_chunks=write_empty_chunks)
+    if data is not None:
+        array[...] = data
+    return array
+
+
+def from_array(
+    store: Any = None,
+    *,
+    data: Any,
+    name: str | None = None,
+    chunks: Any = None,
+    **kwargs: Any,
+) -> Array:
+    """Create an array holding a copy of ``data`` (a numpy array, a zarrkit Array or
+    anything ``numpy.asarray`` accepts); shape, dtype and, for an Array, chunks follow it.
+
+    >>> import zarrkit as zk
+    >>> zk.from_array({}, data=np.arange(5), chunks=(2,))[:]
+    array([0, 1, 2, 3, 4])
+    """
+    if isinstance(data, Array):
+        if chunks is None:
+            chunks = data.chunks
+        kwargs.setdefault("fill_value", data.fill_value)
+        kwargs.setdefault("order", data.order)
+        kwargs.setdefault("attributes", data.attrs.asdict())
+        source = data[...]
+    else:
+        source = np.asarray(data)
+    return create_array(store, name=name, shape=np.shape(source),
+                        dtype=kwargs.pop("dtype", source.dtype), chunks=chunks, data=source,
+                        **kwargs)
+
+
+def consolidate_metadata(store: Any, path: str = "") -> Group:
+    """Gather the metadata of every node under ``path`` into ``.zmetadata`` (the format
+    zarr-python writes), so the hierarchy opens with no listing; return the group.
+
+    >>> import zarrkit as zk
+    >>> s = {}
+    >>> _ = zk.group(s).create_array("a", shape=(1,), dtype="u1")
+    >>> g = zk.consolidate_metadata(s)
+    >>> sorted(zk.open_group(s, mode="r", consolidated=True)._consolidated)
+    ['.zattrs', '.zgroup', 'a/.zarray', 'a/.zattrs']
+    """
+    store_obj = make_store(store, mode="a")
+    group_path = normalize_path(path)
+    prefix = key_prefix(group_path)
+    if node_kind(store_obj, group_path) != "group":
+        raise GroupNotFoundError(f"no group at path {group_path!r} to consolidate")
+    names = (ZARRAY, ZGROUP, ZATTRS)
+    keys = sorted(
+        key for key in store_obj.list_prefix(prefix)  # type: ignore[attr-defined]
+        if key.rsplit("/", 1)[-1] in names
+    )
+    metadata: dict[str, Any] = {}
+    for key, raw in zip(keys, store_obj.get_many(keys), strict=True):
+        if raw is not None:
+            metadata[key[len(prefix):]] = load_json_object(raw, key=key)
+    store_obj.set(
+        join_path(group_path, ZMETADATA),
+        dump_json({"metadata": metadata, "zarr_consolidated_format": 1}),
+    )
+    return open_group_node(store_obj, group_path, read_only=False)
+
+
+__all__ = [
+    "consolidate_metadata",
+    "create_array",
+    "create_group",
+    "from_array",
+    "group",
+    "open",
+    "open_array",
+    "open_group",
+    "read_document",
+]

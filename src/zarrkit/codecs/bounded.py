@@ -1,0 +1,98 @@
+"""Decompression that refuses to produce more than a known number of bytes.
+
+A corrupt or hostile chunk must not make zarrkit allocate gigabytes: each compressor's
+decoded size is learnt from its header (blosc, zstd, lz4) or the stream is decompressed with
+a cap (zlib, gzip, bz2, lzma) before anything is allocated whole.
+
+>>> import numcodecs, numpy as np
+>>> data = numcodecs.Zlib().encode(np.zeros(100, "u1"))
+>>> len(decode_bounded(numcodecs.Zlib(), data, 100, what="chunk 0"))
+100
+>>> decode_bounded(numcodecs.Zlib(), data, 50, what="chunk 0")
+Traceback (most recent call last):
+zarrkit.errors.ChunkDecodeError: chunk 0: decodes to more than the expected 50 bytes
+"""
+
+from __future__ import annotations
+
+import bz2
+import lzma
+import struct
+import zlib
+from typing import Any
+
+from zarrkit.errors import ChunkDecodeError
+
+_ZSTD_MAGIC = 0xFD2FB528
+
+
+def _too_big(what: str, limit: int) -> ChunkDecodeError:
+    return ChunkDecodeError(f"{what}: decodes to more than the expected {limit} bytes")
+
+
+def zstd_content_size(data: bytes | memoryview) -> int | None:
+    """The decoded size a zstd frame header declares, or None if it does not say.
+
+    >>> import numcodecs, numpy as np
+    >>> zstd_content_size(numcodecs.Zstd().encode(np.zeros(300, "u1")))
+    300
+    """
+    view = memoryview(data)
+    if len(view) < 6 or struct.unpack_from("<I", view, 0)[0] != _ZSTD_MAGIC:
+        return None
+    descriptor = view[4]
+    fcs_flag = descriptor >> 6
+    single_segment = (descriptor >> 5) & 1
+    dict_id_size = (0, 1, 2, 4)[descriptor & 3]
+    offset = 5 + (0 if single_segment else 1) + dict_id_size
+    size_bytes = (1 if single_segment else 0, 2, 4, 8)[fcs_flag]
+    if size_bytes == 0 or len(view) < offset + size_bytes:
+        return None
+    raw = int.from_bytes(view[offset:offset + size_bytes], "little")
+    return raw + 256 if size_bytes == 2 else raw
+
+
+def _stream_decode(decompressor: Any, data: Any, limit: int, what: str) -> bytes:
+    out = decompressor.decompress(bytes(data), limit + 1)
+    if len(out) > limit:
+        raise _too_big(what, limit)
+    return bytes(out)
+
+
+def decode_bounded(codec: Any, data: Any, limit: int | None, *, what: str) -> Any:
+    """Decode ``data`` with the numcodecs ``codec``, refusing output above ``limit`` bytes.
+
+    ``limit=None`` decodes without a cap. Errors from the codec become ChunkDecodeError
+    naming ``what``.
+    """
+    codec_id = getattr(codec, "codec_id", None)
+    try:
+        if limit is not None:
+            if codec_id == "blosc" and len(data) >= 16:
+                if struct.unpack_from("<I", memoryview(data), 4)[0] > limit:
+                    raise _too_big(what, limit)
+            elif codec_id == "zstd":
+                declared = zstd_content_size(data)
+                if declared is not None and declared > limit:
+                    raise _too_big(what, limit)
+            elif codec_id == "lz4" and len(data) >= 4:
+                if struct.unpack_from("<i", memoryview(data), 0)[0] > limit:
+                    raise _too_big(what, limit)
+            elif codec_id == "zlib":
+                return _stream_decode(zlib.decompressobj(), data, limit, what)
+            elif codec_id == "gzip":
+                return _stream_decode(zlib.decompressobj(16 + zlib.MAX_WBITS), data, limit, what)
+            elif codec_id == "bz2":
+                return _stream_decode(bz2.BZ2Decompressor(), data, limit, what)
+            elif codec_id == "lzma" and getattr(codec, "format", None) in (
+                lzma.FORMAT_XZ, lzma.FORMAT_ALONE, lzma.FORMAT_AUTO
+            ):
+                return _stream_decode(lzma.LZMADecompressor(), data, limit, what)
+        decoded = codec.decode(data)
+    except ChunkDecodeError:
+        raise
+    except Exception as e:  # any codec failure on stored bytes is a corrupt chunk
+        raise ChunkDecodeError(f"{what}: cannot decode with {codec_id or codec!r}: {e}") from e
+    if limit is not None and memoryview(decoded).nbytes > limit:
+        raise _too_big(what, limit)
+    return decoded

@@ -1,0 +1,79 @@
+"""Process-wide settings, readable from the environment and settable in code.
+
+=====================  ===============================  ========================
+setting                environment variable             default
+=====================  ===============================  ========================
+``threads``            ``ZARRKIT_THREADS``              number of CPUs
+``fsync``              ``ZARRKIT_FSYNC``                ``False``
+``write_empty_chunks`` ``ZARRKIT_WRITE_EMPTY_CHUNKS``   ``False``
+=====================  ===============================  ========================
+
+>>> import zarrkit as zk
+>>> with zk.config.set(fsync=True):
+...     zk.config.fsync
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return int(value) if value else default
+
+
+class Config:
+    """The settings object behind ``zarrkit.config``.
+
+    >>> cfg = Config()
+    >>> cfg.threads >= 1
+    True
+    """
+
+    def __init__(self) -> None:
+        self.threads: int = _env_int("ZARRKIT_THREADS", os.cpu_count() or 1)
+        self.fsync: bool = _env_bool("ZARRKIT_FSYNC", False)
+        self.write_empty_chunks: bool = _env_bool("ZARRKIT_WRITE_EMPTY_CHUNKS", False)
+
+    @contextlib.contextmanager
+    def set(self, **settings: Any) -> Iterator[Config]:
+        """Change settings for the duration of a ``with`` block (or for good, called bare
+        and never exited).
+
+        >>> cfg = Config()
+        >>> with cfg.set(threads=1):
+        ...     cfg.threads
+        1
+        """
+        previous = {}
+        for name, value in settings.items():
+            if not hasattr(self, name):
+                raise AttributeError(f"unknown zarrkit setting {name!r}")
+            previous[name] = getattr(self, name)
+            setattr(self, name, value)
+        try:
+            yield self
+        finally:
+            for name, value in previous.items():
+                setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        return (
+            f"Config(threads={self.threads}, fsync={self.fsync}, "
+            f"write_empty_chunks={self.write_empty_chunks})"
+        )
+
+
+config = Config()

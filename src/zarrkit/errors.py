@@ -1,0 +1,129 @@
+"""Exceptions raised by zarrkit.
+
+Every exception derives from :class:`ZarrkitError` and also from the builtin that an
+ordinary ``except`` clause would name, so ``except KeyError`` catches a missing node and
+``except PermissionError`` catches a write to a read-only store.
+
+>>> from zarrkit.errors import NodeNotFoundError
+>>> issubclass(NodeNotFoundError, KeyError)
+True
+"""
+
+from __future__ import annotations
+
+
+class ZarrkitError(Exception):
+    """Base class of every zarrkit error.
+
+    >>> isinstance(ZarrkitError("x"), Exception)
+    True
+    """
+
+
+class InvalidKeyError(ZarrkitError, ValueError):
+    """A store key or a logical path is malformed (``..``, absolute, backslash, NUL...).
+
+    >>> raise InvalidKeyError("a/../b")
+    Traceback (most recent call last):
+    zarrkit.errors.InvalidKeyError: a/../b
+    """
+
+
+class ReadOnlyError(ZarrkitError, PermissionError):
+    """A write was attempted on a store or node opened read-only.
+
+    >>> issubclass(ReadOnlyError, PermissionError)
+    True
+    """
+
+
+class NodeNotFoundError(ZarrkitError, KeyError):
+    """No array or group exists at the requested path.
+
+    >>> issubclass(NodeNotFoundError, KeyError)
+    True
+    """
+
+    def __str__(self) -> str:  # KeyError quotes its argument; a message reads better plain
+        return str(self.args[0]) if self.args else ""
+
+
+class ArrayNotFoundError(NodeNotFoundError):
+    """An array was requested where none exists.
+
+    >>> issubclass(ArrayNotFoundError, NodeNotFoundError)
+    True
+    """
+
+
+class GroupNotFoundError(NodeNotFoundError):
+    """A group was requested where none exists.
+
+    >>> issubclass(GroupNotFoundError, NodeNotFoundError)
+    True
+    """
+
+
+class ContainsNodeError(ZarrkitError, FileExistsError):
+    """A node already exists where a new one should be created (mode ``w-``, or a name
+    that already holds an array when a group is asked for, or the reverse).
+
+    >>> issubclass(ContainsNodeError, FileExistsError)
+    True
+    """
+
+
+class MetadataError(ZarrkitError, ValueError):
+    """A metadata document is malformed: bad JSON, a missing or invalid key.
+
+    >>> issubclass(MetadataError, ValueError)
+    True
+    """
+
+
+class UnsupportedDataTypeError(MetadataError):
+    """A data type that zarrkit cannot represent.
+
+    >>> issubclass(UnsupportedDataTypeError, ValueError)
+    True
+    """
+
+
+class UnknownCodecError(MetadataError):
+    """A codec id or name that no registry knows.
+
+    >>> issubclass(UnknownCodecError, ValueError)
+    True
+    """
+
+
+class UnsupportedExtensionError(MetadataError):
+    """A ``must_understand`` extension that zarrkit does not implement.
+
+    >>> issubclass(UnsupportedExtensionError, MetadataError)
+    True
+    """
+
+
+class ChunkDecodeError(ZarrkitError, ValueError):
+    """A stored chunk cannot be decoded into its expected shape and size.
+
+    >>> issubclass(ChunkDecodeError, ValueError)
+    True
+    """
+
+
+class IndexingError(ZarrkitError, IndexError):
+    """A selection is out of bounds or of an unsupported kind.
+
+    >>> issubclass(IndexingError, IndexError)
+    True
+    """
+
+
+class BoundsCheckError(IndexingError):
+    """An index lies outside the array.
+
+    >>> issubclass(BoundsCheckError, IndexError)
+    True
+    """

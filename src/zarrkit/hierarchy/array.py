@@ -1,0 +1,640 @@
+"""The Array: chunked N-dimensional data behind numpy-style indexing.
+
+>>> import zarrkit as zk
+>>> a = zk.create_array({}, shape=(4, 6), chunks=(2, 3), dtype="i4", fill_value=0)
+>>> a[1:3, 2:5] = 7
+>>> a[1:3, 1:5]
+array([[0, 7, 7, 7],
+       [0, 7, 7, 7]], dtype=int32)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from zarrkit.codecs.v2 import V2ChunkPipeline
+from zarrkit.concurrency import chunk_lock, parallel_map
+from zarrkit.config import config
+from zarrkit.errors import ReadOnlyError
+from zarrkit.hierarchy.attributes import Attributes
+from zarrkit.indexing import (
+    ChunkProjection,
+    basic_indexer,
+    block_indexer,
+    coordinate_indexer,
+    mask_indexer,
+    orthogonal_indexer,
+    vindex_indexer,
+)
+from zarrkit.metadata.jsonio import dump_json
+from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ArrayMetadataV2
+from zarrkit.paths import join_path, key_prefix
+from zarrkit.storage.base import Store
+
+
+def _read_fill(metadata: ArrayMetadataV2) -> Any:
+    """The value of elements in missing chunks: the fill value, or zero when it is null
+    (the spec leaves such chunks undefined; zeros are what peers return)."""
+    if metadata.fill_value is not None:
+        return metadata.fill_value
+    if metadata.dtype.kind == "O":
+        filter_ids = {f.get("id") for f in metadata.filters or ()}
+        if "vlen-utf8" in filter_ids:
+            return ""
+        if "vlen-bytes" in filter_ids:
+            return b""
+        return None
+    return np.zeros((), dtype=metadata.dtype)[()]
+
+
+class Array:
+    """A Zarr array in a store.
+
+    Obtain one with :func:`zarrkit.create_array`, :func:`zarrkit.open_array` or from a
+    group; indexing follows numpy (``a[...]``, ``a.oindex[...]``, ``a.vindex[...]``,
+    ``a.blocks[...]``).
+
+    >>> import zarrkit as zk
+    >>> a = zk.create_array({}, shape=(3,), chunks=(2,), dtype="f8", fill_value=1.5)
+    >>> a[:]
+    array([1.5, 1.5, 1.5])
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        path: str,
+        metadata: ArrayMetadataV2,
+        *,
+        read_only: bool = False,
+        attributes: dict[str, Any] | None = None,
+        write_empty_chunks: bool | None = None,
+    ) -> None:
+        self._store = store
+        self._path = path
+        self._read_only = read_only
+        self._write_empty_chunks = write_empty_chunks
+        self._attrs = Attributes(
+            store, join_path(path, ZATTRS), read_only=read_only, loaded=attributes
+        )
+        self._set_metadata(metadata)
+
+    def _set_metadata(self, metadata: ArrayMetadataV2) -> None:
+        self._metadata = metadata
+        self._pipeline = V2ChunkPipeline.build(
+            metadata.dtype, metadata.chunks, metadata.order, metadata.compressor,
+            metadata.filters,
+        )
+        self._fill = _read_fill(metadata)
+        self._prefix = key_prefix(self._path)
+
+    # --- description ----------------------------------------------------------------------
+    @property
+    def metadata(self) -> ArrayMetadataV2:
+        """The parsed array metadata document."""
+        return self._metadata
+
+    @property
+    def store(self) -> Store:
+        """The store holding this array."""
+        return self._store
+
+    @property
+    def path(self) -> str:
+        """Path of the array in its store (``""`` at the root)."""
+        return self._path
+
+    @property
+    def name(self) -> str:
+        """Absolute name of the array in its hierarchy, e.g. ``"/raw/img"``."""
+        return "/" + self._path
+
+    @property
+    def basename(self) -> str:
+        """The last segment of the name."""
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The array's shape."""
+        return self._metadata.shape
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        """The shape of one chunk."""
+        return self._metadata.chunks
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The numpy data type of the elements."""
+        return self._metadata.dtype
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Size of the uncompressed data in bytes."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def fill_value(self) -> Any:
+        """Value of elements never written (``None`` when the metadata says null)."""
+        return self._metadata.fill_value
+
+    @property
+    def order(self) -> str:
+        """Memory layout of chunks, ``"C"`` or ``"F"``."""
+        return self._metadata.order
+
+    @property
+    def zarr_format(self) -> int:
+        """The Zarr format version of the metadata."""
+        return self._metadata.zarr_format
+
+    @property
+    def compressors(self) -> tuple[Any, ...]:
+        """The bytes-to-bytes codecs (for v2: the compressor, if any)."""
+        return (self._pipeline.compressor,) if self._pipeline.compressor is not None else ()
+
+    @property
+    def compressor(self) -> Any:
+        """The v2 compressor, or None."""
+        return self._pipeline.compressor
+
+    @property
+    def filters(self) -> tuple[Any, ...]:
+        """The array-to-array codecs (v2 filters), applied in order on write."""
+        return self._pipeline.filters
+
+    @property
+    def attrs(self) -> Attributes:
+        """User attributes, written through to the store on every change."""
+        return self._attrs
+
+    @property
+    def read_only(self) -> bool:
+        """Whether writes are refused."""
+        return self._read_only or self._store.read_only
+
+    @property
+    def write_empty_chunks(self) -> bool:
+        """Whether chunks equal to the fill value are stored (default: not)."""
+        if self._write_empty_chunks is None:
+            return config.write_empty_chunks
+        return self._write_empty_chunks
+
+    @property
+    def cdata_shape(self) -> tuple[int, ...]:
+        """Number of chunks along each dimension."""
+        return tuple(math.ceil(s / c) for s, c in zip(self.shape, self.chunks, strict=True))
+
+    @property
+    def nchunks(self) -> int:
+        """Total number of chunks in the grid."""
+        return math.prod(self.cdata_shape)
+
+    def _stored_chunk_keys(self) -> list[str]:
+        pattern = _chunk_key_pattern(self.ndim, self._metadata.dimension_separator)
+        grid = self.cdata_shape
+        found = []
+        prefix_length = len(self._prefix)
+        for key in self._store.list_prefix(self._prefix):  # type: ignore[attr-defined]
+            match = pattern.fullmatch(key[prefix_length:])
+            if match is None:
+                continue
+            coords = tuple(int(c) for c in match.groups()) if self.ndim else (0,)
+            if self.ndim == 0 or all(c < g for c, g in zip(coords, grid, strict=True)):
+                found.append(key)
+        return found
+
+    @property
+    def nchunks_initialized(self) -> int:
+        """Number of chunks present in the store."""
+        return len(self._stored_chunk_keys())
+
+    @property
+    def nbytes_stored(self) -> int:
+        """Bytes the array occupies in the store: its metadata and stored chunks."""
+        keys = [join_path(self._path, ZARRAY), join_path(self._path, ZATTRS)]
+        keys += self._stored_chunk_keys()
+        return sum(len(v) for v in self._store.get_many(keys) if v is not None)
+
+    @property
+    def info(self) -> ArrayInfo:
+        """A summary of the array, printed as a table.
+
+        >>> import zarrkit as zk
+        >>> print(zk.create_array({}, shape=(2,), dtype="u1").info)  # doctest: +ELLIPSIS
+        Type               : Array
+        ...
+        """
+        return ArrayInfo(self)
+
+    def __repr__(self) -> str:
+        return f"<zarrkit.Array {self.name!r} shape={self.shape} dtype={self.dtype}>"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
+        data = self[...]
+        data = np.asarray(data)
+        return data if dtype is None else data.astype(dtype)
+
+    def __iter__(self) -> Iterator[Any]:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        step = self.chunks[0]
+        for start in range(0, self.shape[0], step):
+            block = self[start:start + step]
+            yield from block
+
+    # --- reading ---------------------------------------------------------------------------
+    def __getitem__(self, selection: Any) -> Any:
+        return self.get_basic_selection(selection)
+
+    def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
+        """Read a basic (int, slice, ellipsis) selection, as numpy would.
+
+        >>> import zarrkit as zk
+        >>> zk.from_array({}, data=np.arange(10), chunks=(3,)).get_basic_selection(
+        ...     slice(1, 8, 3))
+        array([1, 4, 7])
+        """
+        return self._read(basic_indexer(selection, self.shape, self.chunks))
+
+    def get_orthogonal_selection(self, selection: Any) -> Any:
+        """Read an outer-product selection (per-axis ints, slices, int arrays, masks)."""
+        return self._read(orthogonal_indexer(selection, self.shape, self.chunks))
+
+    def get_coordinate_selection(self, selection: Any) -> Any:
+        """Read points given by one integer array per axis."""
+        return self._read(coordinate_indexer(selection, self.shape, self.chunks))
+
+    def get_mask_selection(self, mask: Any) -> Any:
+        """Read the elements where a boolean mask of the array's shape is true."""
+        return self._read(mask_indexer(mask, self.shape, self.chunks))
+
+    def get_block_selection(self, selection: Any) -> Any:
+        """Read whole chunks, selected by chunk-grid index."""
+        return self._read(block_indexer(selection, self.shape, self.chunks))
+
+    @property
+    def oindex(self) -> OIndex:
+        """Orthogonal (outer) indexing: ``a.oindex[[0, 2], :]``."""
+        return OIndex(self)
+
+    @property
+    def vindex(self) -> VIndex:
+        """Vectorised (numpy fancy) indexing: ``a.vindex[[0, 1], [2, 3]]``."""
+        return VIndex(self)
+
+    @property
+    def blocks(self) -> BlockIndex:
+        """Chunk-grid indexing: ``a.blocks[0, 1]`` is one whole chunk."""
+        return BlockIndex(self)
+
+    def _chunk_key(self, chunk_coords: tuple[int, ...]) -> str:
+        return self._prefix + self._metadata.chunk_key(chunk_coords)
+
+    def _decode(self, data: bytes, key: str) -> np.ndarray[Any, Any]:
+        return self._pipeline.decode(data, what=f"array {self.name!r} chunk {key!r}")
+
+    def _read(self, indexer: Any) -> Any:
+        projections: list[ChunkProjection] = list(indexer)
+        dtype = self.dtype
+        out = np.empty(indexer.shape, dtype=dtype)
+        target = out.reshape(-1) if getattr(indexer, "flat_output", False) else out
+        keys = [self._chunk_key(p.chunk_coords) for p in projections]
+        values = self._store.get_many(keys) if keys else []
+        fill = self._fill
+
+        def fill_missing(projection: ChunkProjection) -> None:
+            target[projection.out_selection] = fill
+
+        def decode_one(item: tuple[ChunkProjection, bytes | None, str]) -> None:
+            projection, data, key = item
+            if data is None:
+                fill_missing(projection)
+                return
+            chunk = self._decode(data, key)
+            target[projection.out_selection] = chunk[projection.chunk_selection]
+
+        parallel_map(decode_one, list(zip(projections, values, keys, strict=True)))
+        if out.ndim == 0:
+            return out[()]
+        return out
+
+    # --- writing ---------------------------------------------------------------------------
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self.set_basic_selection(selection, value)
+
+    def set_basic_selection(self, selection: Any, value: Any) -> None:
+        """Write a basic selection; ``value`` broadcasts as in numpy.
+
+        >>> import zarrkit as zk
+        >>> a = zk.create_array({}, shape=(4,), chunks=(2,), dtype="i2")
+        >>> a.set_basic_selection(slice(1, 3), [5, 6]); a[:]
+        array([0, 5, 6, 0], dtype=int16)
+        """
+        self._write(basic_indexer(selection, self.shape, self.chunks), value)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        """Write an outer-product selection."""
+        self._write(orthogonal_indexer(selection, self.shape, self.chunks), value)
+
+    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+        """Write points given by one integer array per axis."""
+        self._write(coordinate_indexer(selection, self.shape, self.chunks), value)
+
+    def set_mask_selection(self, mask: Any, value: Any) -> None:
+        """Write the elements where a boolean mask is true."""
+        self._write(mask_indexer(mask, self.shape, self.chunks), value)
+
+    def set_block_selection(self, selection: Any, value: Any) -> None:
+        """Write whole chunks selected by chunk-grid index."""
+        self._write(block_indexer(selection, self.shape, self.chunks), value)
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"array {self.name!r} is read-only")
+
+    def _prepare_value(self, indexer: Any, value: Any) -> tuple[Any, bool]:
+        """The value as an array broadcast to the selection, or a scalar (cheap to assign)."""
+        dtype = self.dtype
+        if dtype.kind == "O":
+            if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+                return value, True
+            array = np.empty(np.shape(value), dtype=object)
+            array[...] = value
+        elif np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0):
+            return np.asarray(value, dtype=dtype)[()], True
+        else:
+            array = np.asarray(value, dtype=dtype) if dtype.fields is None else np.asarray(value)
+            if dtype.fields is not None and array.dtype != dtype:
+                array = array.astype(dtype)
+        try:
+            array = np.broadcast_to(array, indexer.shape)
+        except ValueError as e:
+            raise ValueError(
+                f"cannot broadcast a value of shape {array.shape} to the selection's shape "
+                f"{indexer.shape} in array {self.name!r}"
+            ) from e
+        if getattr(indexer, "flat_output", False):
+            array = array.reshape(-1)
+        return array, False
+
+    def _is_edge_chunk(self, chunk_coords: tuple[int, ...]) -> bool:
+        return any(
+            (c + 1) * n > s for c, n, s in zip(chunk_coords, self.chunks, self.shape, strict=True)
+        )
+
+    def _empty_chunk(self) -> np.ndarray[Any, Any]:
+        return np.full(self.chunks, self._fill, dtype=self.dtype, order=self.order)  # type: ignore[arg-type]
+
+    def _load_chunk_for_update(self, key: str) -> np.ndarray[Any, Any]:
+        data = self._store.get(key)
+        if data is None:
+            return self._empty_chunk()
+        chunk = self._decode(data, key)
+        return chunk if chunk.flags.writeable else chunk.copy(order="K")
+
+    def _is_all_fill(self, chunk: np.ndarray[Any, Any]) -> bool:
+        fill = self._metadata.fill_value
+        if fill is None:
+            return False
+        kind = self.dtype.kind
+        if kind == "O":
+            return all(item == fill for item in chunk.reshape(-1, order="K"))
+        if kind == "V" or kind in "mM":
+            as_bytes = chunk.reshape(-1, order="K").view(np.uint8)
+            fill_bytes = np.frombuffer(np.array(fill, dtype=self.dtype).tobytes(), np.uint8)
+            return bool((as_bytes.reshape(-1, fill_bytes.size) == fill_bytes).all())
+        if kind in "fc" and np.isnan(fill):
+            return bool(np.isnan(chunk).all())
+        return bool((chunk == fill).all())
+
+    def _store_chunk(self, key: str, chunk: np.ndarray[Any, Any]) -> None:
+        if not self.write_empty_chunks and self._is_all_fill(chunk):
+            self._store.delete(key)
+        else:
+            self._store.set(key, self._pipeline.encode(chunk))
+
+    def _write(self, indexer: Any, value: Any) -> None:
+        self._check_writable()
+        array, is_scalar = self._prepare_value(indexer, value)
+        projections: list[ChunkProjection] = list(indexer)
+
+        def write_one(projection: ChunkProjection) -> None:
+            key = self._chunk_key(projection.chunk_coords)
+            part = array if is_scalar else array[projection.out_selection]
+            with chunk_lock(self._store, key):
+                if projection.is_complete:
+                    if self._is_edge_chunk(projection.chunk_coords):
+                        chunk = self._empty_chunk()
+                    else:
+                        chunk = np.empty(self.chunks, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
+                else:
+                    chunk = self._load_chunk_for_update(key)
+                chunk[projection.chunk_selection] = part
+                self._store_chunk(key, chunk)
+
+        parallel_map(write_one, projections)
+
+    # --- shape changes ---------------------------------------------------------------------
+    def _write_metadata(self, metadata: ArrayMetadataV2) -> None:
+        self._store.set(join_path(self._path, ZARRAY), dump_json(metadata.to_json()))
+
+    def resize(self, *shape: Any) -> None:
+        """Change the shape; chunks wholly outside the new shape are deleted, and the
+        part of a straddling chunk outside it is reset to the fill value.
+
+        >>> import zarrkit as zk
+        >>> a = zk.from_array({}, data=np.arange(6), chunks=(2,))
+        >>> a.resize(3); a.resize(6); a[:]
+        array([0, 1, 2, 0, 0, 0])
+        """
+        self._check_writable()
+        new_shape = tuple(int(s) for s in (shape[0] if len(shape) == 1 and isinstance(
+            shape[0], (tuple, list)) else shape))
+        if len(new_shape) != self.ndim or any(s < 0 for s in new_shape):
+            raise ValueError(
+                f"cannot resize array {self.name!r} of shape {self.shape} to {new_shape}"
+            )
+        old_shape = self.shape
+        new_metadata = self._metadata.with_shape(new_shape)
+        self._write_metadata(new_metadata)
+        shrinks = any(n < o for n, o in zip(new_shape, old_shape, strict=True))
+        self._set_metadata(new_metadata)
+        if shrinks:
+            self._trim_chunks(new_shape)
+
+    def _trim_chunks(self, shape: tuple[int, ...]) -> None:
+        separator = self._metadata.dimension_separator
+        pattern = _chunk_key_pattern(self.ndim, separator)
+        grid = tuple(math.ceil(s / c) for s, c in zip(shape, self.chunks, strict=True))
+        doomed: list[str] = []
+        straddling: list[tuple[str, tuple[int, ...]]] = []
+        for key in list(self._store.list_prefix(self._prefix)):  # type: ignore[attr-defined]
+            match = pattern.fullmatch(key[len(self._prefix):])
+            if match is None:
+                continue
+            coords = tuple(int(c) for c in match.groups())
+            if any(c >= g for c, g in zip(coords, grid, strict=True)):
+                doomed.append(key)
+            elif any((c + 1) * n > s for c, n, s in zip(coords, self.chunks, shape, strict=True)):
+                straddling.append((key, coords))
+        for key in doomed:
+            self._store.delete(key)
+        for key, coords in straddling:
+            with chunk_lock(self._store, key):
+                chunk = self._load_chunk_for_update(key)
+                inside = tuple(
+                    slice(0, min(n, s - c * n))
+                    for c, n, s in zip(coords, self.chunks, shape, strict=True)
+                )
+                trimmed = self._empty_chunk()
+                trimmed[inside] = chunk[inside]
+                self._store_chunk(key, trimmed)
+
+    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Grow the array along ``axis`` and write ``data`` into the new region; return
+        the new shape.
+
+        >>> import zarrkit as zk
+        >>> a = zk.from_array({}, data=np.zeros((2, 2)), chunks=(1, 2))
+        >>> a.append(np.ones((1, 2)))
+        (3, 2)
+        """
+        data = np.asanyarray(data)
+        if data.ndim != self.ndim:
+            raise ValueError(f"cannot append {data.ndim}-d data to a {self.ndim}-d array")
+        axis = axis % self.ndim
+        for i, (s, d) in enumerate(zip(self.shape, data.shape, strict=True)):
+            if i != axis and s != d:
+                raise ValueError(
+                    f"shape {data.shape} does not match {self.shape} except along axis {axis}"
+                )
+        old = self.shape[axis]
+        new_shape = tuple(s + data.shape[axis] if i == axis else s
+                          for i, s in enumerate(self.shape))
+        self.resize(new_shape)
+        region = tuple(slice(old, None) if i == axis else slice(None) for i in range(self.ndim))
+        self[region] = data
+        return new_shape
+
+    def update_attributes(self, attributes: dict[str, Any]) -> Array:
+        """Merge ``attributes`` into the stored ones in one write; return self."""
+        self._attrs.update(attributes)
+        return self
+
+
+class OIndex:
+    """``a.oindex[...]``: orthogonal selection helper."""
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self._array.get_orthogonal_selection(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._array.set_orthogonal_selection(selection, value)
+
+
+class VIndex:
+    """``a.vindex[...]``: coordinate or mask selection helper."""
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        array = self._array
+        return array._read(vindex_indexer(selection, array.shape, array.chunks))
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        array = self._array
+        array._write(vindex_indexer(selection, array.shape, array.chunks), value)
+
+
+class BlockIndex:
+    """``a.blocks[...]``: chunk-grid selection helper."""
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self._array.get_block_selection(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._array.set_block_selection(selection, value)
+
+
+def _chunk_key_pattern(ndim: int, separator: str) -> re.Pattern[str]:
+    if ndim == 0:
+        return re.compile("0")
+    return re.compile(re.escape(separator).join([r"(\d+)"] * ndim))
+
+
+class ArrayInfo:
+    """A printable summary of an array (``print(a.info)``)."""
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def items(self) -> list[tuple[str, str]]:
+        """The summary as (label, value) rows."""
+        a = self._array
+        stored = a.nbytes_stored
+        ratio = f"{a.nbytes / stored:.1f}" if stored else "-"
+        return [
+            ("Type", "Array"),
+            ("Name", a.name),
+            ("Zarr format", str(a.zarr_format)),
+            ("Data type", str(a.dtype)),
+            ("Shape", str(a.shape)),
+            ("Chunk shape", str(a.chunks)),
+            ("Order", a.order),
+            ("Fill value", repr(a.fill_value)),
+            ("Read-only", str(a.read_only)),
+            ("Store type", type(a.store).__name__),
+            ("Filters", ", ".join(repr(f) for f in a.filters) or "-"),
+            ("Compressors", ", ".join(repr(c) for c in a.compressors) or "-"),
+            ("No. bytes", f"{a.nbytes} ({_human(a.nbytes)})"),
+            ("No. bytes stored", f"{stored} ({_human(stored)})"),
+            ("Storage ratio", ratio),
+            ("Chunks initialized", f"{a.nchunks_initialized}/{a.nchunks}"),
+        ]
+
+    def __repr__(self) -> str:
+        rows = self.items()
+        width = max(len(label) for label, _ in rows)
+        return "\n".join(f"{label:<{width}} : {value}" for label, value in rows)
+
+    __str__ = __repr__
+
+
+def _human(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.1f}{unit}" if unit != "B" else f"{n}B"
+        value /= 1024
+    return f"{n}B"
+
+

@@ -1,0 +1,180 @@
+"""Turning the arguments of ``create_array`` into validated array metadata.
+
+>>> meta = array_metadata_v2(shape=(100, 100), dtype="u2", chunks=(10, 10))
+>>> meta.compressor["id"], meta.fill_value
+('zstd', np.uint16(0))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numcodecs.abc import Codec
+
+from zarrkit.codecs.registry import to_codec
+from zarrkit.codecs.v2 import V2ChunkPipeline
+from zarrkit.errors import MetadataError
+from zarrkit.metadata.dtypes import normalize_dtype
+from zarrkit.metadata.fill_value import normalize_fill_value
+from zarrkit.metadata.v2 import ArrayMetadataV2
+
+DEFAULT_COMPRESSOR_V2: dict[str, Any] = {"id": "zstd", "level": 0}
+_TARGET_CHUNK_BYTES = 1 << 20
+_OBJECT_CODEC_IDS = {"vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2", "pickle",
+                     "json", "msgpack", "categorize"}
+
+
+def guess_chunks(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
+    """A chunk shape of about 1 MiB for ``shape``: halve the largest side until it fits.
+
+    >>> guess_chunks((10000, 10000), 8)
+    (313, 313)
+    >>> guess_chunks((), 4)
+    ()
+    """
+    chunks = [max(1, s) for s in shape]
+    if not chunks:
+        return ()
+    while math.prod(chunks) * max(itemsize, 1) > _TARGET_CHUNK_BYTES and max(chunks) > 1:
+        largest = chunks.index(max(chunks))
+        chunks[largest] = math.ceil(chunks[largest] / 2)
+    return tuple(chunks)
+
+
+def normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """A user's ``chunks`` argument as a tuple: an int applies to every axis, ``-1`` or
+    ``None`` in a position means the whole axis, ``None``/``"auto"`` guesses.
+
+    >>> normalize_chunks((5, -1), (10, 20), 1)
+    (5, 20)
+    >>> normalize_chunks(4, (10, 20), 1)
+    (4, 4)
+    """
+    if chunks is None or chunks == "auto" or chunks is True:
+        return guess_chunks(shape, itemsize)
+    if isinstance(chunks, (int, np.integer)):
+        chunks = (int(chunks),) * len(shape)
+    chunks = tuple(chunks)
+    if len(chunks) != len(shape):
+        raise MetadataError(f"chunks {chunks} do not match the {len(shape)} dimensions of {shape}")
+    result = []
+    for size, chunk in zip(shape, chunks, strict=True):
+        if chunk is None or chunk == -1:
+            chunk = max(size, 1)
+        if not isinstance(chunk, (int, np.integer)) or isinstance(chunk, bool) or chunk < 1:
+            raise MetadataError(f"chunk sizes must be positive integers, found {chunks}")
+        result.append(int(chunk))
+    return tuple(result)
+
+
+def normalize_shape(shape: Any) -> tuple[int, ...]:
+    """A user's shape as a tuple of non-negative ints.
+
+    >>> normalize_shape(5)
+    (5,)
+    """
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    result = tuple(shape)
+    if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
+               for s in result):
+        raise MetadataError(f"shape must be non-negative integers, found {shape!r}")
+    return tuple(int(s) for s in result)
+
+
+def _codec_json(codec: Codec) -> dict[str, Any]:
+    config = dict(codec.get_config())
+    # tensorstore refuses an explicit "checksum": false; it is numcodecs' default anyway.
+    if config.get("id") == "zstd" and config.get("checksum") is False:
+        del config["checksum"]
+    return config
+
+
+def _codec_list(value: Any) -> list[Codec]:
+    if value is None:
+        return []
+    if isinstance(value, (Codec, dict, str)):
+        return [to_codec(value)]
+    return [to_codec(v) for v in value]
+
+
+def array_metadata_v2(
+    *,
+    shape: Any,
+    dtype: Any,
+    chunks: Any = None,
+    fill_value: Any = 0,
+    order: str = "C",
+    compressors: Any = "auto",
+    compressor: Any = "auto",
+    filters: Any = None,
+    dimension_separator: str | None = None,
+    chunk_key_encoding: Any = None,
+) -> ArrayMetadataV2:
+    """Validated v2 metadata from ``create_array``-style arguments.
+
+    ``compressors`` (a list of at most one codec, as zarr-python 3 accepts) and
+    ``compressor`` (one codec, as zarr-python 2) both work; ``"auto"`` means zstd.
+
+    >>> array_metadata_v2(shape=5, dtype=str).filters
+    ({'id': 'vlen-utf8'},)
+    """
+    want_bytes = dtype is bytes
+    want_text = dtype is str
+    numpy_dtype = normalize_dtype(dtype)
+    shape_tuple = normalize_shape(shape)
+    chunk_tuple = normalize_chunks(chunks, shape_tuple, numpy_dtype.itemsize or 8)
+    if order not in ("C", "F"):
+        raise MetadataError(f"order must be 'C' or 'F', found {order!r}")
+    if compressors != "auto" and compressor != "auto":
+        raise MetadataError("give either compressors or compressor, not both")
+    chosen = compressors if compressors != "auto" else compressor
+    if chosen == "auto":
+        compressor_codecs = [to_codec(DEFAULT_COMPRESSOR_V2)]
+    else:
+        compressor_codecs = _codec_list(chosen)
+    if len(compressor_codecs) > 1:
+        raise MetadataError(
+            f"Zarr v2 arrays take at most one compressor, found {len(compressor_codecs)}; "
+            "put array-to-array codecs in filters"
+        )
+    filter_codecs = _codec_list(filters)
+    if numpy_dtype.kind == "O" and not any(
+        f.codec_id in _OBJECT_CODEC_IDS for f in filter_codecs
+    ):
+        filter_codecs.insert(0, to_codec({"id": "vlen-bytes" if want_bytes else "vlen-utf8"}))
+    separator = dimension_separator
+    if chunk_key_encoding is not None:
+        encoding = chunk_key_encoding
+        if isinstance(encoding, dict):
+            separator = (encoding.get("configuration") or {}).get("separator", separator)
+            if encoding.get("name") not in ("v2", "default"):
+                raise MetadataError(f"unknown chunk key encoding {encoding!r}")
+    separator = separator or "."
+    if separator not in (".", "/"):
+        raise MetadataError(f"dimension_separator must be '.' or '/', found {separator!r}")
+    if numpy_dtype.kind == "O":
+        is_bytes = want_bytes or any(f.codec_id == "vlen-bytes" for f in filter_codecs)
+        fill = fill_value if fill_value not in (None, 0) else (b"" if is_bytes else "")
+    elif fill_value is None:
+        fill = None
+    else:
+        fill = normalize_fill_value(fill_value, numpy_dtype)
+    metadata = ArrayMetadataV2(
+        shape=shape_tuple,
+        chunks=chunk_tuple,
+        dtype=numpy_dtype,
+        fill_value=fill,
+        order=order,  # type: ignore[arg-type]
+        compressor=_codec_json(compressor_codecs[0]) if compressor_codecs else None,
+        filters=tuple(_codec_json(f) for f in filter_codecs) or None,
+        dimension_separator=separator,  # type: ignore[arg-type]
+    )
+    # Building the pipeline validates every codec before anything is written.
+    V2ChunkPipeline.build(metadata.dtype, metadata.chunks, metadata.order,
+                          metadata.compressor, metadata.filters)
+    metadata.to_json()
+    return metadata

@@ -1,0 +1,337 @@
+"""The Group: a node holding arrays and other groups.
+
+>>> import zarrkit as zk
+>>> root = zk.group({})
+>>> _ = root.create_array("a/x", shape=(3,), dtype="i4")
+>>> sorted(root), "a/x" in root
+(['a'], True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from zarrkit.errors import ContainsNodeError, GroupNotFoundError, NodeNotFoundError, ReadOnlyError
+from zarrkit.hierarchy.array import Array
+from zarrkit.hierarchy.attributes import Attributes
+from zarrkit.hierarchy.creation import array_metadata_v2
+from zarrkit.hierarchy.nodes import (
+    Consolidated,
+    create_array_node,
+    create_group_node,
+    delete_node,
+    node_kind,
+    read_array_metadata,
+    read_attributes,
+)
+from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP
+from zarrkit.paths import join_path, key_prefix, normalize_path
+from zarrkit.storage.base import Store
+
+
+class Group:
+    """A Zarr group: a mapping from member names to arrays and groups.
+
+    >>> import zarrkit as zk
+    >>> g = zk.group({})
+    >>> sub = g.create_group("sub", attributes={"a": 1})
+    >>> g["sub"].attrs["a"]
+    1
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        path: str = "",
+        *,
+        read_only: bool = False,
+        attributes: dict[str, Any] | None = None,
+        consolidated: Consolidated | None = None,
+    ) -> None:
+        self._store = store
+        self._path = path
+        self._read_only = read_only
+        self._consolidated = consolidated
+        self._attrs = Attributes(
+            store, join_path(path, ZATTRS), read_only=read_only, loaded=attributes
+        )
+
+    # --- description ------------------------------------------------------------------------
+    @property
+    def store(self) -> Store:
+        """The store holding this group."""
+        return self._store
+
+    @property
+    def path(self) -> str:
+        """Path of the group in its store (``""`` for the root)."""
+        return self._path
+
+    @property
+    def name(self) -> str:
+        """Absolute name, ``"/"`` for the root."""
+        return "/" + self._path
+
+    @property
+    def basename(self) -> str:
+        """The last segment of the name."""
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def attrs(self) -> Attributes:
+        """User attributes, written through to the store on every change."""
+        return self._attrs
+
+    @property
+    def zarr_format(self) -> int:
+        """The Zarr format version."""
+        return 2
+
+    @property
+    def read_only(self) -> bool:
+        """Whether writes are refused."""
+        return self._read_only or self._store.read_only
+
+    @property
+    def consolidated(self) -> bool:
+        """Whether metadata is being read from consolidated metadata."""
+        return self._consolidated is not None
+
+    def __repr__(self) -> str:
+        return f"<zarrkit.Group {self.name!r}>"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Group) and other._store is self._store
+                and other._path == self._path)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # --- navigation -------------------------------------------------------------------------
+    def _child_path(self, name: str) -> str:
+        relative = normalize_path(name)
+        if not relative:
+            raise NodeNotFoundError("a member name must not be empty")
+        return join_path(self._path, relative)
+
+    def _open_node(self, path: str) -> Array | Group:
+        kind = node_kind(self._store, path, self._consolidated)
+        if kind is None:
+            raise NodeNotFoundError(f"no array or group at path {path!r}")
+        attributes = read_attributes(self._store, path, self._consolidated)
+        if kind == "array":
+            metadata = read_array_metadata(self._store, path, self._consolidated)
+            return Array(self._store, path, metadata, read_only=self._read_only,
+                         attributes=attributes)
+        return Group(self._store, path, read_only=self._read_only, attributes=attributes,
+                     consolidated=self._consolidated)
+
+    def __getitem__(self, name: str) -> Array | Group:
+        return self._open_node(self._child_path(name))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The member at ``name``, or ``default``."""
+        try:
+            return self[name]
+        except NodeNotFoundError:
+            return default
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        return node_kind(self._store, self._child_path(name), self._consolidated) is not None
+
+    def _child_names(self) -> list[str]:
+        prefix = key_prefix(self._path)
+        if self._consolidated is not None:
+            names = set()
+            for key in self._consolidated:
+                if key.startswith(prefix):
+                    head, _, tail = key[len(prefix):].partition("/")
+                    if tail in (ZARRAY, ZGROUP):
+                        names.add(head)
+            return sorted(names)
+        _, candidates = self._store.list_dir(prefix)  # type: ignore[attr-defined]
+        keys = [k for c in candidates for k in (prefix + c + "/" + ZARRAY, prefix + c + "/" + ZGROUP)]
+        values = self._store.get_many(keys)
+        return [c for i, c in enumerate(candidates)
+                if values[2 * i] is not None or values[2 * i + 1] is not None]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._child_names())
+
+    def __len__(self) -> int:
+        return len(self._child_names())
+
+    def keys(self) -> list[str]:
+        """Names of the direct members, sorted."""
+        return self._child_names()
+
+    def members(self, max_depth: int | None = 0) -> Iterator[tuple[str, Array | Group]]:
+        """``(name, node)`` for direct members; ``max_depth=None`` walks the whole tree
+        (names then are paths relative to this group).
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}); _ = g.create_group("a/b")
+        >>> [name for name, _ in g.members(max_depth=None)]
+        ['a', 'a/b']
+        """
+        for name in self._child_names():
+            node = self[name]
+            yield name, node
+            if isinstance(node, Group) and (max_depth is None or max_depth > 0):
+                deeper = None if max_depth is None else max_depth - 1
+                for sub_name, sub_node in node.members(max_depth=deeper):
+                    yield f"{name}/{sub_name}", sub_node
+
+    def groups(self) -> Iterator[tuple[str, Group]]:
+        """``(name, group)`` for the direct member groups."""
+        for name, node in self.members():
+            if isinstance(node, Group):
+                yield name, node
+
+    def arrays(self) -> Iterator[tuple[str, Array]]:
+        """``(name, array)`` for the direct member arrays."""
+        for name, node in self.members():
+            if isinstance(node, Array):
+                yield name, node
+
+    def group_keys(self) -> list[str]:
+        """Names of the direct member groups."""
+        return [name for name, _ in self.groups()]
+
+    def array_keys(self) -> list[str]:
+        """Names of the direct member arrays."""
+        return [name for name, _ in self.arrays()]
+
+    def tree(self) -> str:
+        """The hierarchy below this group as indented text.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}); _ = g.create_array("a/x", shape=(2,), dtype="u1")
+        >>> print(g.tree())
+        /
+        └── a
+            └── x (2,) uint8
+        """
+        lines = [self.name if self._path else "/"]
+
+        def walk(group: Group, indent: str) -> None:
+            members = list(group.members())
+            for i, (name, node) in enumerate(members):
+                last = i == len(members) - 1
+                branch = "└── " if last else "├── "
+                if isinstance(node, Array):
+                    lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
+                else:
+                    lines.append(f"{indent}{branch}{name}")
+                    walk(node, indent + ("    " if last else "│   "))
+
+        walk(self, "")
+        return "\n".join(lines)
+
+    # --- changes ----------------------------------------------------------------------------
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"group {self.name!r} is read-only")
+        # A change makes a consolidated snapshot stale: read the store from now on.
+        self._consolidated = None
+
+    def __delitem__(self, name: str) -> None:
+        self._check_writable()
+        path = self._child_path(name)
+        if node_kind(self._store, path) is None:
+            raise NodeNotFoundError(f"no array or group at path {path!r}")
+        delete_node(self._store, path)
+
+    def create_group(
+        self, name: str, *, overwrite: bool = False, attributes: dict[str, Any] | None = None
+    ) -> Group:
+        """Create a group (and missing intermediate groups) at ``name``."""
+        self._check_writable()
+        path = self._child_path(name)
+        create_group_node(self._store, path, attributes, overwrite=overwrite)
+        return Group(self._store, path, attributes=attributes or {})
+
+    def require_group(self, name: str, **kwargs: Any) -> Group:
+        """The group at ``name``, created if missing; an array there is an error."""
+        path = self._child_path(name)
+        kind = node_kind(self._store, path, self._consolidated)
+        if kind == "group":
+            return Group(self._store, path, read_only=self._read_only,
+                         consolidated=self._consolidated)
+        if kind == "array":
+            raise ContainsNodeError(f"an array already exists at path {path!r}")
+        return self.create_group(name, **kwargs)
+
+    def create_array(
+        self,
+        name: str,
+        *,
+        shape: Any,
+        dtype: Any = "float64",
+        chunks: Any = None,
+        fill_value: Any = 0,
+        order: str = "C",
+        compressors: Any = "auto",
+        compressor: Any = "auto",
+        filters: Any = None,
+        attributes: dict[str, Any] | None = None,
+        dimension_separator: str | None = None,
+        chunk_key_encoding: Any = None,
+        overwrite: bool = False,
+        write_empty_chunks: bool | None = None,
+        data: Any = None,
+    ) -> Array:
+        """Create an array at ``name`` (see :func:`zarrkit.create_array`)."""
+        self._check_writable()
+        path = self._child_path(name)
+        metadata = array_metadata_v2(
+            shape=shape, dtype=dtype, chunks=chunks, fill_value=fill_value, order=order,
+            compressors=compressors, compressor=compressor, filters=filters,
+            dimension_separator=dimension_separator, chunk_key_encoding=chunk_key_encoding,
+        )
+        create_array_node(self._store, path, metadata, attributes, overwrite=overwrite)
+        array = Array(self._store, path, metadata, attributes=attributes or {},
+                      write_empty_chunks=write_empty_chunks)
+        if data is not None:
+            array[...] = data
+        return array
+
+    def require_array(self, name: str, *, shape: Any, dtype: Any = "float64",
+                      **kwargs: Any) -> Array:
+        """The array at ``name`` if it exists with this shape and dtype, else a new one."""
+        path = self._child_path(name)
+        kind = node_kind(self._store, path, self._consolidated)
+        if kind == "group":
+            raise ContainsNodeError(f"a group already exists at path {path!r}")
+        if kind == "array":
+            array = self[name]
+            assert isinstance(array, Array)
+            from zarrkit.hierarchy.creation import normalize_shape
+            from zarrkit.metadata.dtypes import normalize_dtype
+
+            if array.shape != normalize_shape(shape):
+                raise TypeError(f"array {path!r} exists with shape {array.shape}, not {shape}")
+            if array.dtype != normalize_dtype(dtype):
+                raise TypeError(f"array {path!r} exists with dtype {array.dtype}, not {dtype}")
+            return array
+        return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+
+    def update_attributes(self, attributes: dict[str, Any]) -> Group:
+        """Merge ``attributes`` in one write; return self."""
+        self._attrs.update(attributes)
+        return self
+
+
+def open_group_node(
+    store: Store, path: str, *, read_only: bool, consolidated: Consolidated | None = None
+) -> Group:
+    """The existing group at ``path``, or GroupNotFoundError."""
+    kind = node_kind(store, path, consolidated)
+    if kind != "group":
+        what = "an array" if kind == "array" else "nothing"
+        raise GroupNotFoundError(f"no group at path {path!r} (found {what})")
+    return Group(store, path, read_only=read_only,
+                 attributes=read_attributes(store, path, consolidated),
+                 consolidated=consolidated)

@@ -1,0 +1,127 @@
+"""Zarr v2 data types: the typestr and structured-list forms, to and from numpy.
+
+>>> parse_dtype_v2("<M8[ns]")
+dtype('<M8[ns]')
+>>> dtype_to_json_v2(np.dtype([("x", "<i4"), ("y", "<f8", (2,))]))
+[['x', '<i4'], ['y', '<f8', [2]]]
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from zarrkit.errors import UnsupportedDataTypeError
+
+_TYPESTR = re.compile(r"^[<>|]([biufcSUV]\d+|[mM]8\[(?P<unit>[A-Za-z]+)\]|O)$")
+_TIME_UNITS = {"Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as"}
+
+
+def parse_dtype_v2(value: Any) -> np.dtype[Any]:
+    """Parse a ``.zarray`` ``dtype`` value (typestr or structured list) into a numpy dtype.
+
+    >>> parse_dtype_v2([["a", "<i2"], ["b", [["c", "|u1"]]]])
+    dtype([('a', '<i2'), ('b', [('c', 'u1')])])
+    >>> parse_dtype_v2("<M8")
+    Traceback (most recent call last):
+    zarrkit.errors.UnsupportedDataTypeError: unsupported Zarr v2 dtype '<M8': datetime and timedelta types need a unit, as in '<M8[ns]'
+    """
+    if isinstance(value, str):
+        return _parse_typestr(value)
+    if isinstance(value, list):
+        return np.dtype(_parse_fields(value))
+    raise UnsupportedDataTypeError(f"unsupported Zarr v2 dtype {value!r}")
+
+
+def _parse_typestr(value: str) -> np.dtype[Any]:
+    match = _TYPESTR.match(value)
+    if match is None:
+        if re.match(r"^[<>|][mM]8$", value):
+            raise UnsupportedDataTypeError(
+                f"unsupported Zarr v2 dtype {value!r}: datetime and timedelta types need a "
+                f"unit, as in '{value}[ns]'"
+            )
+        raise UnsupportedDataTypeError(f"unsupported Zarr v2 dtype {value!r}")
+    unit = match.group("unit")
+    if unit is not None and unit not in _TIME_UNITS:
+        raise UnsupportedDataTypeError(f"unsupported Zarr v2 dtype {value!r}: unknown time unit")
+    try:
+        dtype = np.dtype(value)
+    except TypeError as e:
+        raise UnsupportedDataTypeError(f"unsupported Zarr v2 dtype {value!r}: {e}") from e
+    if dtype.kind in "SUV" and dtype.itemsize == 0:
+        raise UnsupportedDataTypeError(f"unsupported Zarr v2 dtype {value!r}: zero size")
+    return dtype
+
+
+def _parse_fields(fields: list[Any]) -> list[tuple[Any, ...]]:
+    parsed: list[tuple[Any, ...]] = []
+    for field in fields:
+        if not isinstance(field, list) or len(field) not in (2, 3) or not isinstance(
+            field[0], str
+        ):
+            raise UnsupportedDataTypeError(f"malformed structured dtype field {field!r}")
+        name, ftype = field[0], field[1]
+        base = parse_dtype_v2(ftype)
+        if len(field) == 3:
+            shape = field[2]
+            if not isinstance(shape, list) or not all(
+                isinstance(n, int) and n >= 0 for n in shape
+            ):
+                raise UnsupportedDataTypeError(f"malformed subarray shape in field {field!r}")
+            parsed.append((name, base, tuple(shape)))
+        else:
+            parsed.append((name, base))
+    return parsed
+
+
+def dtype_to_json_v2(dtype: np.dtype[Any]) -> Any:
+    """The ``.zarray`` form of a numpy dtype.
+
+    >>> dtype_to_json_v2(np.dtype("bool"))
+    '|b1'
+    """
+    dtype = np.dtype(dtype)
+    if dtype.fields is not None:
+        return _descr_to_json(dtype.descr)
+    if dtype.subdtype is not None:
+        raise UnsupportedDataTypeError(
+            f"a subarray dtype {dtype} cannot be an array's dtype; put it inside a field"
+        )
+    if dtype.kind in "mM" and np.datetime_data(dtype)[0] == "generic":
+        raise UnsupportedDataTypeError(f"dtype {dtype} needs a time unit, as in '<M8[ns]'")
+    if dtype.kind not in "biufcmMSUVO":
+        raise UnsupportedDataTypeError(f"unsupported dtype {dtype}")
+    return dtype.str
+
+
+def _descr_to_json(descr: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for entry in descr:
+        name, ftype = entry[0], entry[1]
+        ftype_json = _descr_to_json(ftype) if isinstance(ftype, list) else ftype
+        if len(entry) == 3:
+            out.append([name, ftype_json, list(entry[2])])
+        else:
+            out.append([name, ftype_json])
+    return out
+
+
+def normalize_dtype(dtype: Any) -> np.dtype[Any]:
+    """A user's dtype argument as a numpy dtype, checked to be storable.
+
+    >>> normalize_dtype("uint16")
+    dtype('uint16')
+    >>> normalize_dtype(str)
+    dtype('O')
+    """
+    if dtype is str or dtype is bytes:
+        return np.dtype(object)
+    try:
+        result = np.dtype(dtype)
+    except TypeError as e:
+        raise UnsupportedDataTypeError(f"unsupported dtype {dtype!r}: {e}") from e
+    dtype_to_json_v2(result)
+    return result

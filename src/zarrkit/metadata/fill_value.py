@@ -1,0 +1,189 @@
+"""Fill values in metadata JSON: the one encoder and decoder for every data type.
+
+JSON has no NaN or Infinity, so floats use the strings ``"NaN"``, ``"Infinity"`` and
+``"-Infinity"``; complex numbers are ``[real, imag]``; fixed bytes, raw and structured values
+are base64; datetimes are their int64 count.
+
+>>> decode_fill_value("NaN", np.dtype("f4"))
+np.float32(nan)
+>>> encode_fill_value(np.float64("-inf"), np.dtype("f8"))
+'-Infinity'
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from typing import Any
+
+import numpy as np
+
+from zarrkit.errors import MetadataError
+
+_SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _decode_float(value: Any, dtype: np.dtype[Any]) -> Any:
+    if isinstance(value, str):
+        if value in _SPECIAL_FLOATS:
+            return dtype.type(_SPECIAL_FLOATS[value])
+        raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}")
+    return dtype.type(value)
+
+
+def _encode_float(value: Any) -> Any:
+    number = float(value)
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
+    return number
+
+
+def _decode_base64(value: Any, dtype: np.dtype[Any]) -> bytes:
+    if not isinstance(value, str):
+        raise MetadataError(f"fill value for dtype {dtype} must be base64 text, not {value!r}")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as e:
+        raise MetadataError(f"invalid base64 fill value {value!r} for dtype {dtype}") from e
+
+
+def decode_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
+    """A JSON fill value as a numpy scalar of ``dtype`` (``None`` stays ``None``).
+
+    >>> decode_fill_value(["NaN", 1.0], np.dtype("c16"))
+    np.complex128(nan+1j)
+    >>> decode_fill_value("cGFk", np.dtype("S5"))
+    np.bytes_(b'pad')
+    """
+    if value is None:
+        return None
+    kind = dtype.kind
+    try:
+        if kind == "b":
+            if not isinstance(value, (bool, int)):
+                raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}")
+            return np.bool_(value)
+        if kind in "iu":
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}")
+            info = np.iinfo(dtype)
+            if not info.min <= value <= info.max:
+                raise MetadataError(f"fill value {value} is out of range for dtype {dtype}")
+            return dtype.type(value)
+        if kind == "f":
+            return _decode_float(value, dtype)
+        if kind == "c":
+            if isinstance(value, (list, tuple)) and len(value) == 2:
+                part = np.dtype(f"f{dtype.itemsize // 2}")
+                real, imag = (_decode_float(v, part) for v in value)
+                return dtype.type(complex(real, imag))
+            return dtype.type(_decode_float(value, np.dtype("f8")))
+        if kind in "mM":
+            if value == "NaT":
+                return dtype.type("NaT")
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}")
+            return np.array(value, dtype="i8").view(dtype)[()]
+        if kind == "S":
+            return np.bytes_(_decode_base64(value, dtype)[: dtype.itemsize])
+        if kind == "U":
+            if not isinstance(value, str):
+                raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}")
+            return np.str_(value)
+        if kind == "V":
+            raw = _decode_base64(value, dtype)
+            if len(raw) != dtype.itemsize:
+                raise MetadataError(
+                    f"fill value for dtype {dtype} must be {dtype.itemsize} bytes, "
+                    f"found {len(raw)}"
+                )
+            return np.frombuffer(raw, dtype=dtype)[0]
+        if kind == "O":
+            return value
+    except (TypeError, ValueError, OverflowError) as e:
+        if isinstance(e, MetadataError):
+            raise
+        raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}: {e}") from e
+    raise MetadataError(f"unsupported dtype {dtype} for a fill value")
+
+
+def encode_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
+    """The JSON form of a fill value (inverse of :func:`decode_fill_value`).
+
+    >>> encode_fill_value(np.bytes_(b"pad"), np.dtype("S5"))
+    'cGFk'
+    >>> encode_fill_value(complex("nan+1j"), np.dtype("c8"))
+    ['NaN', 1.0]
+    """
+    if value is None:
+        return None
+    kind = dtype.kind
+    if kind == "b":
+        return bool(value)
+    if kind in "iu":
+        return int(value)
+    if kind == "f":
+        return _encode_float(value)
+    if kind == "c":
+        number = complex(value)
+        return [_encode_float(number.real), _encode_float(number.imag)]
+    if kind in "mM":
+        return int(np.array(value, dtype=dtype).view("i8"))
+    if kind == "S":
+        return base64.standard_b64encode(bytes(np.bytes_(value))).decode("ascii")
+    if kind == "U":
+        return str(value)
+    if kind == "V":
+        raw = np.array(value, dtype=dtype).tobytes()
+        return base64.standard_b64encode(raw).decode("ascii")
+    if kind == "O":
+        if isinstance(value, bytes):
+            return base64.standard_b64encode(value).decode("ascii")
+        return value
+    raise MetadataError(f"unsupported dtype {dtype} for a fill value")
+
+
+def normalize_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
+    """A user's fill value as a numpy scalar of ``dtype``, checked to be representable.
+
+    >>> normalize_fill_value(3, np.dtype("u1"))
+    np.uint8(3)
+    >>> normalize_fill_value(300, np.dtype("u1"))
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: fill value 300 is not representable as uint8
+    """
+    if value is None:
+        return None
+    if dtype.kind == "O":
+        return value
+    if dtype.kind in "iu" and isinstance(value, (int, np.integer)):
+        info = np.iinfo(dtype)
+        if not info.min <= int(value) <= info.max:
+            raise MetadataError(f"fill value {value} is not representable as {dtype}")
+    if dtype.kind == "V" and isinstance(value, (bytes, np.void)):
+        raw = bytes(value) if isinstance(value, bytes) else value.tobytes()
+        if len(raw) != dtype.itemsize:
+            raise MetadataError(f"fill value must be {dtype.itemsize} bytes for {dtype}")
+        return np.frombuffer(raw, dtype=dtype)[0]
+    try:
+        return np.array(value, dtype=dtype)[()]
+    except (TypeError, ValueError, OverflowError) as e:
+        raise MetadataError(f"fill value {value!r} is not representable as {dtype}: {e}") from e
+
+
+def default_fill_value(dtype: np.dtype[Any]) -> Any:
+    """The fill value used when none is given: zero of the type (empty for strings).
+
+    >>> default_fill_value(np.dtype("f4"))
+    np.float32(0.0)
+    """
+    if dtype.kind == "O":
+        return None
+    return np.zeros((), dtype=dtype)[()]

@@ -1,0 +1,187 @@
+"""The store protocol: a store maps string keys to bytes.
+
+Three capabilities, modelled as protocols so that code says in its signature what it needs
+(an HTTP store is readable only):
+
+- :class:`ReadableStore`: ``get``, ``get_range``, ``get_many``
+- :class:`WritableStore`: ``set``, ``set_many``, ``delete``, ``delete_prefix``
+- :class:`ListableStore`: ``list``, ``list_prefix``, ``list_dir``
+
+:class:`Store` is the base class of zarrkit's own stores: it supplies the batch methods in
+terms of the single-key ones and the read-only guard.
+
+>>> from zarrkit.storage import MemoryStore
+>>> store = MemoryStore()
+>>> store.set("a/b", b"xyz")
+>>> store.get_range("a/b", 1, 2)
+b'yz'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Protocol, runtime_checkable
+
+from zarrkit.errors import ReadOnlyError
+from zarrkit.storage.keys import validate_key, validate_prefix
+
+Buffer = bytes | bytearray | memoryview
+
+
+@runtime_checkable
+class ReadableStore(Protocol):
+    """A store whose values can be read."""
+
+    def get(self, key: str) -> bytes | None: ...
+
+    def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None: ...
+
+    def get_many(self, keys: Sequence[str]) -> list[bytes | None]: ...
+
+
+@runtime_checkable
+class WritableStore(Protocol):
+    """A store whose values can be written and deleted."""
+
+    read_only: bool
+
+    def set(self, key: str, value: Buffer) -> None: ...
+
+    def set_many(self, items: Mapping[str, Buffer] | Iterable[tuple[str, Buffer]]) -> None: ...
+
+    def delete(self, key: str) -> None: ...
+
+    def delete_prefix(self, prefix: str) -> None: ...
+
+
+@runtime_checkable
+class ListableStore(Protocol):
+    """A store whose keys can be listed."""
+
+    def list(self) -> Iterator[str]: ...
+
+    def list_prefix(self, prefix: str) -> Iterator[str]: ...
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]: ...
+
+
+class Store:
+    """Base class of zarrkit's stores.
+
+    Subclasses implement ``_get``, ``_set``, ``_delete`` and ``_iter_keys`` (and may override
+    any public method with something faster); this class validates keys, enforces
+    ``read_only`` and derives the batch and listing methods.
+
+    >>> from zarrkit.storage import MemoryStore
+    >>> s = MemoryStore()
+    >>> s.set_many({"x/0": b"a", "x/1": b"b", "y": b"c"})
+    >>> s.list_dir("x/")
+    (['0', '1'], [])
+    """
+
+    read_only: bool = False
+    supports_listing: bool = True
+    supports_writes: bool = True
+    supports_partial_reads: bool = True
+
+    # --- to implement -------------------------------------------------------------------
+    def _get(self, key: str) -> bytes | None:
+        raise NotImplementedError
+
+    def _set(self, key: str, value: Buffer) -> None:
+        raise NotImplementedError
+
+    def _delete(self, key: str) -> None:
+        raise NotImplementedError
+
+    def _iter_keys(self) -> Iterator[str]:
+        raise NotImplementedError
+
+    # --- readable -----------------------------------------------------------------------
+    def get(self, key: str) -> bytes | None:
+        """Return the value stored under ``key``, or ``None`` if there is none."""
+        return self._get(validate_key(key))
+
+    def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
+        """Return ``length`` bytes of ``key``'s value from ``start`` (to the end if None).
+
+        A negative ``start`` counts from the end, as an HTTP suffix range does.
+        """
+        value = self.get(key)
+        if value is None:
+            return None
+        if start < 0:
+            start = max(len(value) + start, 0)
+        end = None if length is None else start + length
+        return bytes(value[start:end])
+
+    def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
+        """Return the values of ``keys`` in order (``None`` for a missing key)."""
+        return [self.get(key) for key in keys]
+
+    # --- writable -----------------------------------------------------------------------
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"{self!r} is read-only")
+
+    def set(self, key: str, value: Buffer) -> None:
+        """Store ``value`` under ``key``, replacing any previous value."""
+        self._check_writable()
+        validate_key(key)
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise TypeError(f"store values must be bytes-like, not {type(value).__name__}")
+        self._set(key, value)
+
+    def set_many(self, items: Mapping[str, Buffer] | Iterable[tuple[str, Buffer]]) -> None:
+        """Store several values; keys are all validated before anything is written."""
+        self._check_writable()
+        pairs = list(items.items()) if isinstance(items, Mapping) else list(items)
+        for key, _ in pairs:
+            validate_key(key)
+        for key, value in pairs:
+            self.set(key, value)
+
+    def delete(self, key: str) -> None:
+        """Delete ``key``; deleting a missing key is not an error."""
+        self._check_writable()
+        self._delete(validate_key(key))
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Delete every key that starts with ``prefix`` (``""`` empties the store)."""
+        self._check_writable()
+        for key in list(self.list_prefix(prefix)):
+            self._delete(key)
+
+    # --- listable -----------------------------------------------------------------------
+    def list(self) -> Iterator[str]:
+        """Iterate over every key in the store."""
+        return self._iter_keys()
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        """Iterate over the keys that start with ``prefix``."""
+        validate_prefix(prefix)
+        return (key for key in self._iter_keys() if key.startswith(prefix))
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """Return ``(keys, prefixes)`` directly under ``prefix`` (a ``""`` or ``/``-ended
+        prefix): the names of values, and the names of deeper levels, both sorted."""
+        validate_prefix(prefix)
+        keys: set[str] = set()
+        prefixes: set[str] = set()
+        for key in self.list_prefix(prefix):
+            rest = key[len(prefix):]
+            head, sep, _ = rest.partition("/")
+            (prefixes if sep else keys).add(head)
+        return sorted(keys), sorted(prefixes)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def close(self) -> None:
+        """Release resources; a closed store must not be used again."""
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

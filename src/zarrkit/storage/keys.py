@@ -1,0 +1,56 @@
+"""Store key validation: the one check every store runs before any I/O.
+
+A key is a ``/``-separated ASCII-safe string naming one value. Keys are relative (no leading
+``/``), have no empty, ``.`` or ``..`` segments, no backslashes and no NUL, so that no store
+can be tricked into touching anything outside itself.
+
+>>> validate_key("group/array/.zarray")
+'group/array/.zarray'
+"""
+
+from __future__ import annotations
+
+from zarrkit.errors import InvalidKeyError
+
+
+def validate_key(key: str) -> str:
+    """Return ``key`` unchanged if it is a valid store key, else raise InvalidKeyError.
+
+    >>> validate_key("a/0.0")
+    'a/0.0'
+    >>> validate_key("../etc/passwd")
+    Traceback (most recent call last):
+    zarrkit.errors.InvalidKeyError: invalid store key '../etc/passwd': '..' segment
+    """
+    if not isinstance(key, str):
+        raise InvalidKeyError(f"store key must be a str, not {type(key).__name__}: {key!r}")
+    if not key:
+        raise InvalidKeyError("invalid store key '': empty")
+    if "\x00" in key:
+        raise InvalidKeyError(f"invalid store key {key!r}: NUL character")
+    if "\\" in key:
+        raise InvalidKeyError(f"invalid store key {key!r}: backslash")
+    if key.startswith("/"):
+        raise InvalidKeyError(f"invalid store key {key!r}: absolute path")
+    if len(key) > 1 and key[1] == ":" and key[0].isalpha():
+        raise InvalidKeyError(f"invalid store key {key!r}: drive letter")
+    for segment in key.split("/"):
+        if segment == "":
+            raise InvalidKeyError(f"invalid store key {key!r}: empty segment")
+        if segment in (".", ".."):
+            raise InvalidKeyError(f"invalid store key {key!r}: {segment!r} segment")
+    return key
+
+
+def validate_prefix(prefix: str) -> str:
+    """Validate a listing or deletion prefix: ``""`` or a key prefix ending in ``/``.
+
+    >>> validate_prefix("")
+    ''
+    >>> validate_prefix("a/b/")
+    'a/b/'
+    """
+    if prefix == "":
+        return prefix
+    validate_key(prefix[:-1] if prefix.endswith("/") else prefix)
+    return prefix

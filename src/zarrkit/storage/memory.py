@@ -1,0 +1,59 @@
+"""An in-memory store.
+
+>>> store = MemoryStore()
+>>> data = bytearray(b"abc")
+>>> store.set("k", data)
+>>> data[0] = 0
+>>> store.get("k")
+b'abc'
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, MutableMapping
+
+from zarrkit.storage.base import Buffer, Store
+
+
+class MemoryStore(Store):
+    """Keys and values in a dict. Values are copied in, so a caller's buffer is never
+    aliased, and returned as immutable ``bytes``.
+
+    >>> s = MemoryStore({"a": b"1"})
+    >>> sorted(s.list())
+    ['a']
+    """
+
+    def __init__(
+        self, data: MutableMapping[str, bytes] | None = None, *, read_only: bool = False
+    ) -> None:
+        # A dict passed in is used as is (writes show up in it), as zarr-python does.
+        self._data: MutableMapping[str, bytes] = {} if data is None else data
+        self._lock = threading.Lock()
+        self.read_only = read_only
+
+    def _get(self, key: str) -> bytes | None:
+        return self._data.get(key)
+
+    def _set(self, key: str, value: Buffer) -> None:
+        copied = bytes(value)
+        with self._lock:
+            self._data[key] = copied
+
+    def _delete(self, key: str) -> None:
+        with self._lock:
+            self._data.pop(key, None)
+
+    def _iter_keys(self) -> Iterator[str]:
+        with self._lock:
+            keys = list(self._data)
+        return iter(keys)
+
+    def __repr__(self) -> str:
+        return f"MemoryStore(<{len(self._data)} keys>)"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MemoryStore) and self._data == other._data
+
+    __hash__ = None  # type: ignore[assignment]
