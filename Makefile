@@ -16,7 +16,7 @@ demo: $(STAMP)
 	$(PY) examples/tour.py example.zarr
 
 test: $(STAMP)
-	$(PY) -m pytest -q -n 2 tests
+	$(PY) -m pytest -q -n 2 --doctest-modules src/zarrkit tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests

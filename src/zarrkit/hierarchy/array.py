@@ -405,7 +405,7 @@ class Array:
         )
 
     def _empty_chunk(self) -> np.ndarray[Any, Any]:
-        return np.full(self.chunks, self._fill, dtype=self.dtype, order=self.order)  # type: ignore[arg-type]
+        return np.full(self.chunks, self._fill, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
 
     def _load_chunk_for_update(self, key: str) -> np.ndarray[Any, Any]:
         data = self._store.get(key)
@@ -420,9 +420,9 @@ class Array:
             return False
         kind = self.dtype.kind
         if kind == "O":
-            return all(item == fill for item in chunk.reshape(-1, order="K"))
+            return all(item == fill for item in chunk.ravel(order="K"))
         if kind == "V" or kind in "mM":
-            as_bytes = chunk.reshape(-1, order="K").view(np.uint8)
+            as_bytes = chunk.ravel(order="K").view(np.uint8)
             fill_bytes = np.frombuffer(np.array(fill, dtype=self.dtype).tobytes(), np.uint8)
             return bool((as_bytes.reshape(-1, fill_bytes.size) == fill_bytes).all())
         if kind in "fc" and np.isnan(fill):

@@ -123,7 +123,6 @@ def array_metadata_v2(
     ({'id': 'vlen-utf8'},)
     """
     want_bytes = dtype is bytes
-    want_text = dtype is str
     numpy_dtype = normalize_dtype(dtype)
     shape_tuple = normalize_shape(shape)
     chunk_tuple = normalize_chunks(chunks, shape_tuple, numpy_dtype.itemsize or 8)

@@ -152,7 +152,8 @@ class Group:
                         names.add(head)
             return sorted(names)
         _, candidates = self._store.list_dir(prefix)  # type: ignore[attr-defined]
-        keys = [k for c in candidates for k in (prefix + c + "/" + ZARRAY, prefix + c + "/" + ZGROUP)]
+        keys = [k for c in candidates
+                for k in (f"{prefix}{c}/{ZARRAY}", f"{prefix}{c}/{ZGROUP}")]
         values = self._store.get_many(keys)
         return [c for i, c in enumerate(candidates)
                 if values[2 * i] is not None or values[2 * i + 1] is not None]

@@ -52,9 +52,9 @@ def _reject_constant(name: str) -> Any:
 def load_json(data: bytes | str, *, key: str) -> Any:
     """Parse a metadata document, raising MetadataError that names ``key`` on bad input.
 
-    >>> load_json(b"{", key="a/.zarray")
+    >>> load_json(b"{", key="a/.zarray")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    zarrkit.errors.MetadataError: a/.zarray: malformed JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)
+    zarrkit.errors.MetadataError: a/.zarray: malformed JSON: Expecting property name ...
     """
     try:
         return json.loads(data, parse_constant=_reject_constant)

@@ -19,6 +19,7 @@ b'yz'
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -62,7 +63,7 @@ class ListableStore(Protocol):
 
     def list_prefix(self, prefix: str) -> Iterator[str]: ...
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]: ...
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]: ...
 
 
 class Store:
@@ -162,7 +163,7 @@ class Store:
         validate_prefix(prefix)
         return (key for key in self._iter_keys() if key.startswith(prefix))
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         """Return ``(keys, prefixes)`` directly under ``prefix`` (a ``""`` or ``/``-ended
         prefix): the names of values, and the names of deeper levels, both sorted."""
         validate_prefix(prefix)

@@ -17,7 +17,7 @@ import errno
 import os
 import shutil
 import uuid
-from collections.abc import Iterator, Mapping, Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from zarrkit.config import config
@@ -90,6 +90,8 @@ class DirectoryStore(Store):
             parent.mkdir(parents=True, exist_ok=True)
         except FileExistsError as e:  # a file stands where a directory is needed
             raise NotADirectoryError(errno.ENOTDIR, f"cannot store {key!r}: {e}") from e
+        if isinstance(value, memoryview) and not value.c_contiguous:
+            value = value.tobytes()  # file.write() rejects strided buffers
         temp = parent / f"{TEMP_PREFIX}{path.name}.{uuid.uuid4().hex}"
         try:
             with open(temp, "wb") as f:
