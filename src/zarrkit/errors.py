@@ -127,3 +127,11 @@ class BoundsCheckError(IndexingError):
     >>> issubclass(BoundsCheckError, IndexError)
     True
     """
+
+
+class UnsupportedOperationError(ZarrkitError, NotImplementedError):
+    """A store cannot perform the operation (deleting from an append-only ZIP).
+
+    >>> issubclass(UnsupportedOperationError, NotImplementedError)
+    True
+    """

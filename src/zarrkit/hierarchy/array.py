@@ -430,7 +430,8 @@ class Array:
         return bool((chunk == fill).all())
 
     def _store_chunk(self, key: str, chunk: np.ndarray[Any, Any]) -> None:
-        if not self.write_empty_chunks and self._is_all_fill(chunk):
+        if (not self.write_empty_chunks and self._store.supports_deletes
+                and self._is_all_fill(chunk)):
             self._store.delete(key)
         else:
             self._store.set(key, self._pipeline.encode(chunk))

@@ -8,6 +8,7 @@ True
 from zarrkit.storage.base import ListableStore, ReadableStore, Store, WritableStore
 from zarrkit.storage.directory import DirectoryStore
 from zarrkit.storage.memory import MemoryStore
+from zarrkit.storage.zip import ZipStore
 
 __all__ = [
     "DirectoryStore",
@@ -16,4 +17,5 @@ __all__ = [
     "ReadableStore",
     "Store",
     "WritableStore",
+    "ZipStore",
 ]

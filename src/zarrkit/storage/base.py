@@ -83,6 +83,7 @@ class Store:
     read_only: bool = False
     supports_listing: bool = True
     supports_writes: bool = True
+    supports_deletes: bool = True
     supports_partial_reads: bool = True
 
     # --- to implement -------------------------------------------------------------------
