@@ -18,7 +18,7 @@ from zarrkit.codecs.registry import to_codec
 from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.errors import MetadataError
 from zarrkit.metadata.dtypes import normalize_dtype
-from zarrkit.metadata.fill_value import normalize_fill_value
+from zarrkit.metadata.fill_value import default_fill_value, normalize_fill_value
 from zarrkit.metadata.v2 import ArrayMetadataV2
 
 DEFAULT_COMPRESSOR_V2: dict[str, Any] = {"id": "zstd", "level": 0}
@@ -160,6 +160,9 @@ def array_metadata_v2(
         fill = fill_value if fill_value not in (None, 0) else (b"" if is_bytes else "")
     elif fill_value is None:
         fill = None
+    elif numpy_dtype.kind in "SUV" and isinstance(fill_value, int) and fill_value == 0:
+        # The numeric default means "zero of the type": empty bytes or text.
+        fill = default_fill_value(numpy_dtype)
     else:
         fill = normalize_fill_value(fill_value, numpy_dtype)
     metadata = ArrayMetadataV2(

@@ -52,13 +52,21 @@ def _decode_base64(value: Any, dtype: np.dtype[Any]) -> bytes:
         raise MetadataError(f"invalid base64 fill value {value!r} for dtype {dtype}") from e
 
 
-def decode_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
+def decode_fill_value(
+    value: Any, dtype: np.dtype[Any], *, object_codec: str | None = None
+) -> Any:
     """A JSON fill value as a numpy scalar of ``dtype`` (``None`` stays ``None``).
 
     >>> decode_fill_value(["NaN", 1.0], np.dtype("c16"))
     np.complex128(nan+1j)
     >>> decode_fill_value("cGFk", np.dtype("S5"))
     np.bytes_(b'pad')
+
+    For object arrays, ``object_codec`` (the id of the array's object codec) says how the
+    value is stored: base64 for ``vlen-bytes``, as is otherwise.
+
+    >>> decode_fill_value("AGZpbGw=", np.dtype("O"), object_codec="vlen-bytes")
+    b'\\x00fill'
     """
     if value is None:
         return None
@@ -90,7 +98,8 @@ def decode_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
                 return dtype.type("NaT")
             if isinstance(value, bool) or not isinstance(value, int):
                 raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}")
-            return np.array(value, dtype="i8").view(dtype)[()]
+            # Scalars are native-endian: go through the native form of a big-endian type.
+            return np.array(value, dtype="i8").view(dtype.newbyteorder("="))[()]
         if kind == "S":
             return np.bytes_(_decode_base64(value, dtype)[: dtype.itemsize])
         if kind == "U":
@@ -106,6 +115,8 @@ def decode_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
                 )
             return np.frombuffer(raw, dtype=dtype)[0]
         if kind == "O":
+            if object_codec == "vlen-bytes" and isinstance(value, str):
+                return _decode_base64(value, dtype)
             return value
     except (TypeError, ValueError, OverflowError) as e:
         if isinstance(e, MetadataError):
@@ -118,7 +129,7 @@ def encode_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
     """The JSON form of a fill value (inverse of :func:`decode_fill_value`).
 
     >>> encode_fill_value(np.bytes_(b"pad"), np.dtype("S5"))
-    'cGFk'
+    'cGFkAAA='
     >>> encode_fill_value(complex("nan+1j"), np.dtype("c8"))
     ['NaN', 1.0]
     """
@@ -135,9 +146,11 @@ def encode_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
         number = complex(value)
         return [_encode_float(number.real), _encode_float(number.imag)]
     if kind in "mM":
-        return int(np.array(value, dtype=dtype).view("i8"))
+        return int(np.array(value, dtype=dtype.newbyteorder("=")).view("i8"))
     if kind == "S":
-        return base64.standard_b64encode(bytes(np.bytes_(value))).decode("ascii")
+        # All itemsize bytes, zero-padded: tensorstore requires exactly that many.
+        raw = np.array(value, dtype=dtype).tobytes()
+        return base64.standard_b64encode(raw).decode("ascii")
     if kind == "U":
         return str(value)
     if kind == "V":

@@ -110,7 +110,12 @@ class ArrayMetadataV2:
         if separator is None:
             separator = "."
         try:
-            fill_value = decode_fill_value(document["fill_value"], dtype)
+            object_codec = next(
+                (f["id"] for f in filters or () if f["id"] in ("vlen-bytes", "vlen-utf8")), None
+            )
+            fill_value = decode_fill_value(
+                document["fill_value"], dtype, object_codec=object_codec
+            )
             return cls(
                 shape=shape, chunks=chunks, dtype=dtype, fill_value=fill_value, order=order,
                 compressor=compressor, filters=filters, dimension_separator=separator,
