@@ -1,0 +1,66 @@
+"""Turn a user selection into a per-chunk plan over a regular chunk grid.
+
+Pure numpy: nothing here knows about stores or codecs. Each ``*_indexer`` function takes
+``(selection, shape, chunks)`` and returns an :class:`Indexer` whose ``shape`` is the
+result shape and whose iteration yields one :class:`ChunkProjection` per chunk touched,
+in C order of the chunk grid. Chunk selections address the full-size chunk (shape
+``chunks``, overhang included) and never touch the overhang.
+
+What the selections look like:
+
+* :func:`basic_indexer`, :func:`block_indexer` (``flat_output`` False): Python ints and
+  slices only; ``out_selection`` has one slice (step 1) per kept dimension.
+* :func:`orthogonal_indexer` (``flat_output`` False): as basic, plus 1-d ``intp`` arrays
+  where a chunk's share of an index array is not an increasing arithmetic run. When a
+  projection holds several arrays they are reshaped into an ``np.ix_`` open mesh (slices
+  become aranges if a slice separates them), so plain ``x[sel]`` stays orthogonal.
+* :func:`coordinate_indexer`, :func:`mask_indexer`, :func:`vindex_indexer`
+  (``flat_output`` True): ``chunk_selection`` is one 1-d ``intp`` array of chunk-local
+  coordinates per dimension; ``out_selection`` is ``(slice,)`` or ``(positions,)`` into
+  ``out.reshape(-1)``.
+
+>>> import numpy as np
+>>> from zarrkit.indexing import basic_indexer
+>>> full = np.arange(10)
+>>> chunk_of = lambda k: np.resize(full[3 * k : 3 * k + 3], 3)  # full-size, padded
+>>> indexer = basic_indexer(slice(2, 8, 2), shape=(10,), chunks=(3,))
+>>> out = np.empty(indexer.shape, dtype=full.dtype)
+>>> for p in indexer:
+...     out[p.out_selection] = chunk_of(*p.chunk_coords)[p.chunk_selection]
+>>> out.tolist()
+[2, 4, 6]
+"""
+
+from zarrkit.indexing.basic import BasicIndexer, basic_indexer, block_indexer
+from zarrkit.indexing.normalize import (
+    is_pure_basic,
+    normalize_integer,
+    normalize_integer_array,
+    normalize_slice,
+)
+from zarrkit.indexing.orthogonal import OrthogonalIndexer, orthogonal_indexer
+from zarrkit.indexing.plan import ChunkProjection, Indexer
+from zarrkit.indexing.vectorized import (
+    VectorizedIndexer,
+    coordinate_indexer,
+    mask_indexer,
+    vindex_indexer,
+)
+
+__all__ = [
+    "BasicIndexer",
+    "ChunkProjection",
+    "Indexer",
+    "OrthogonalIndexer",
+    "VectorizedIndexer",
+    "basic_indexer",
+    "block_indexer",
+    "coordinate_indexer",
+    "is_pure_basic",
+    "mask_indexer",
+    "normalize_integer",
+    "normalize_integer_array",
+    "normalize_slice",
+    "orthogonal_indexer",
+    "vindex_indexer",
+]

@@ -1,0 +1,223 @@
+"""Basic indexing (``a[sel]`` with integers, slices and Ellipsis) and block indexing.
+
+Only plain Python ints and slices are produced, so numpy takes its fastest (view) path
+for every chunk, and a scalar read is planned without creating a single numpy object.
+
+>>> indexer = basic_indexer((3, slice(None, None, 2)), shape=(10, 10), chunks=(4, 4))
+>>> indexer.shape
+(5,)
+>>> for p in indexer:
+...     print(p.chunk_coords, p.chunk_selection, p.out_selection)
+(0, 0) (3, slice(0, 3, 2)) (slice(0, 2, None),)
+(0, 1) (3, slice(0, 3, 2)) (slice(2, 4, None),)
+(0, 2) (3, slice(0, 1, 2)) (slice(4, 5, None),)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import product
+from math import prod
+from typing import Any
+
+from zarrkit.errors import BoundsCheckError, IndexingError
+from zarrkit.indexing.dims import (
+    DimPiece,
+    grid_shape,
+    integer_pieces,
+    slice_pieces,
+)
+from zarrkit.indexing.normalize import (
+    as_integer,
+    as_selection_tuple,
+    expand_ellipsis,
+    normalize_integer,
+    normalize_slice,
+)
+from zarrkit.indexing.plan import ChunkProjection, Indexer
+
+__all__ = ["BasicIndexer", "basic_indexer", "block_indexer"]
+
+_FULL_SLICE = slice(None)
+
+# A normalised dimension: an in-bounds int, or (start, step, length) of a slice.
+_BasicDim = int | tuple[int, int, int]
+
+
+def _normalize_basic_item(item: Any, dim_len: int) -> _BasicDim:
+    if type(item) is slice:
+        return normalize_slice(item, dim_len)
+    index = as_integer(item)
+    if index is None:
+        if item is None:
+            raise IndexingError("newaxis (None) is not supported in a selection")
+        raise IndexingError(
+            f"unsupported index {item!r} of type {type(item).__name__}: "
+            "expected an integer, a slice or Ellipsis"
+        )
+    return normalize_integer(index, dim_len)
+
+
+class BasicIndexer:
+    """Plan of a selection made of integers and slices (see :func:`basic_indexer`).
+
+    >>> BasicIndexer((slice(1, 3),), (4,), (2,)).nchunks
+    2
+    """
+
+    __slots__ = ("shape", "_dims", "_array_shape", "_chunks", "_pieces")
+
+    flat_output: bool = False
+
+    shape: tuple[int, ...]
+    _dims: list[_BasicDim]
+    _array_shape: tuple[int, ...]
+    _chunks: tuple[int, ...]
+    _pieces: list[list[DimPiece]] | None
+
+    def __init__(self, selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> None:
+        items = selection if type(selection) is tuple else (selection,)
+        if len(items) != len(shape):
+            items = expand_ellipsis(items, len(shape))
+        dims: list[_BasicDim] = []
+        out_shape: list[int] = []
+        seen_ellipsis = False
+        for item, dim_len in zip(items, shape, strict=True):
+            # Inline int fast path: scalar reads are the most latency-sensitive call.
+            if type(item) is int:
+                index = item + dim_len if item < 0 else item
+                if not 0 <= index < dim_len:
+                    raise BoundsCheckError(
+                        f"index {item} is out of bounds for a dimension of length {dim_len}"
+                    )
+                dims.append(index)
+                continue
+            if item is Ellipsis:
+                # With as many items as dimensions, an Ellipsis stands for one full slice.
+                if seen_ellipsis:
+                    raise IndexingError("a selection may contain at most one Ellipsis")
+                seen_ellipsis = True
+                item = _FULL_SLICE
+            dim = _normalize_basic_item(item, dim_len)
+            dims.append(dim)
+            if type(dim) is tuple:
+                out_shape.append(dim[2])
+        self.shape = tuple(out_shape)
+        self._dims = dims
+        self._array_shape = shape
+        self._chunks = chunks
+        self._pieces = None
+
+    def _dim_pieces(self) -> list[list[DimPiece]]:
+        if self._pieces is None:
+            pieces: list[list[DimPiece]] = []
+            for dim, dim_len, chunk_len in zip(
+                self._dims, self._array_shape, self._chunks, strict=True
+            ):
+                if isinstance(dim, int):
+                    pieces.append(integer_pieces(dim, dim_len, chunk_len))
+                else:
+                    start, step, length = dim
+                    pieces.append(slice_pieces(start, step, length, dim_len, chunk_len))
+            self._pieces = pieces
+        return self._pieces
+
+    @property
+    def nchunks(self) -> int:
+        """Number of chunks the selection touches.
+
+        >>> basic_indexer(slice(None), (10,), (3,)).nchunks
+        4
+        """
+        return prod(len(pieces) for pieces in self._dim_pieces())
+
+    def __iter__(self) -> Iterator[ChunkProjection]:
+        if len(self.shape) == 0:
+            # Every dimension is an integer: one element, one chunk, no product needed.
+            return iter((self._point_projection(),))
+        return self._iter_product()
+
+    def _iter_product(self) -> Iterator[ChunkProjection]:
+        drops_dims = len(self.shape) != len(self._dims)
+        for combination in product(*self._dim_pieces()):
+            coords, chunk_selection, out_parts, completes = zip(*combination, strict=False)
+            out_selection = (
+                tuple(part for part in out_parts if part is not None) if drops_dims else out_parts
+            )
+            yield ChunkProjection(coords, chunk_selection, out_selection, False not in completes)
+
+    def _point_projection(self) -> ChunkProjection:
+        coords: list[int] = []
+        offsets: list[int] = []
+        complete = True
+        for index, dim_len, chunk_len in zip(
+            self._dims, self._array_shape, self._chunks, strict=True
+        ):
+            assert type(index) is int
+            chunk_index, offset = divmod(index, chunk_len)
+            coords.append(chunk_index)
+            offsets.append(offset)
+            # The chunk holds a single in-bounds element only if it is 1 long here.
+            if complete and chunk_len != 1 and dim_len - chunk_index * chunk_len != 1:
+                complete = False
+        return ChunkProjection(tuple(coords), tuple(offsets), (), complete)
+
+
+def basic_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Indexer:
+    """Plan ``a[selection]`` for integers, slices (any step) and at most one Ellipsis.
+
+    Chunk and output selections are tuples of Python ints and slices; integer dimensions
+    are dropped from the output, exactly as numpy does.
+
+    >>> indexer = basic_indexer((-1, slice(None, None, -1)), shape=(3, 4), chunks=(2, 2))
+    >>> indexer.shape
+    (4,)
+    >>> for p in indexer:
+    ...     print(p.chunk_coords, p.chunk_selection, p.out_selection)
+    (1, 0) (0, slice(1, None, -1)) (slice(2, 4, None),)
+    (1, 1) (0, slice(1, None, -1)) (slice(0, 2, None),)
+    >>> basic_indexer((1, 2), shape=(3, 4), chunks=(2, 2)).shape
+    ()
+    """
+    return BasicIndexer(selection, shape, chunks)
+
+
+def _block_item_to_slice(item: Any, dim_len: int, chunk_len: int, nblocks: int) -> slice:
+    if type(item) is slice:
+        if item.step is not None and item.step != 1:
+            raise IndexingError(f"block selections only support step 1, got {item.step!r}")
+        first_block, _, block_count = normalize_slice(item, nblocks)
+        if block_count == 0:
+            return slice(0, 0)
+        stop_block = first_block + block_count
+        return slice(first_block * chunk_len, min(stop_block * chunk_len, dim_len))
+    block = as_integer(item)
+    if block is None:
+        raise IndexingError(
+            f"unsupported block index {item!r} of type {type(item).__name__}: "
+            "expected an integer, a step-1 slice or Ellipsis"
+        )
+    if not -nblocks <= block < nblocks:
+        raise BoundsCheckError(f"block {block} is out of bounds for a grid of {nblocks} blocks")
+    block %= nblocks
+    return slice(block * chunk_len, min((block + 1) * chunk_len, dim_len))
+
+
+def block_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Indexer:
+    """Plan ``a.blocks[selection]``: a selection counted in chunks, with dask semantics.
+
+    Integers pick one block and keep the dimension; slices (step 1) pick a run of blocks.
+    Edge blocks are truncated to the array bounds. The plan is a basic one.
+
+    >>> block_indexer(0, shape=(10, 10), chunks=(5, 5)).shape
+    (5, 10)
+    >>> block_indexer((slice(1, None), -1), shape=(10, 7), chunks=(4, 3)).shape
+    (6, 1)
+    """
+    items = expand_ellipsis(as_selection_tuple(selection), len(shape))
+    nblocks = grid_shape(shape, chunks)
+    element_slices = tuple(
+        _block_item_to_slice(item, dim_len, chunk_len, dim_blocks)
+        for item, dim_len, chunk_len, dim_blocks in zip(items, shape, chunks, nblocks, strict=True)
+    )
+    return BasicIndexer(element_slices, shape, chunks)

@@ -1,0 +1,172 @@
+"""Orthogonal (outer) indexing, ``a.oindex[sel]``: each dimension is selected independently.
+
+The result equals ``a[np.ix_(...)]`` with integers dropping their dimension. Integer
+arrays are split across chunks with a stable sort on chunk ids; each chunk's share becomes
+a slice when it is an increasing arithmetic run, and an index array otherwise. When several
+dimensions of one projection are arrays, they are turned into an ``np.ix_``-style open mesh
+so that numpy combines them orthogonally instead of pointwise.
+
+>>> import numpy as np
+>>> indexer = orthogonal_indexer(([3, 0], slice(1, 3)), shape=(4, 4), chunks=(2, 2))
+>>> indexer.shape
+(2, 2)
+>>> for p in indexer:
+...     print(p.chunk_coords, p.chunk_selection, p.out_selection)
+(0, 0) (slice(0, 1, None), slice(1, 2, None)) (slice(1, 2, None), slice(0, 1, None))
+(0, 1) (slice(0, 1, None), slice(0, 1, None)) (slice(1, 2, None), slice(1, 2, None))
+(1, 0) (slice(1, 2, None), slice(1, 2, None)) (slice(0, 1, None), slice(0, 1, None))
+(1, 1) (slice(1, 2, None), slice(0, 1, None)) (slice(0, 1, None), slice(1, 2, None))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import product
+from math import prod
+from typing import Any
+
+import numpy as np
+
+from zarrkit.errors import IndexingError
+from zarrkit.indexing.basic import BasicIndexer
+from zarrkit.indexing.dims import DimPiece, array_pieces, integer_pieces, slice_pieces
+from zarrkit.indexing.normalize import (
+    as_integer,
+    as_selection_tuple,
+    expand_ellipsis,
+    is_pure_basic,
+    normalize_integer,
+    normalize_integer_array,
+    normalize_slice,
+)
+from zarrkit.indexing.plan import ChunkProjection, Indexer
+
+__all__ = ["OrthogonalIndexer", "orthogonal_indexer"]
+
+
+def _open_mesh(selection: tuple[Any, ...], axis_lengths: tuple[int, ...]) -> tuple[Any, ...]:
+    """Rewrite a per-axis selection so numpy applies its index arrays orthogonally.
+
+    numpy broadcasts index arrays together, and if advanced indices (arrays, and ints
+    next to arrays) are not adjacent it moves the broadcast dimensions to the front. So
+    arrays get ``np.ix_`` shapes, and when the advanced indices are split by a slice,
+    the slices become aranges too so that every axis is advanced and none moves.
+    """
+    array_axes = [axis for axis, part in enumerate(selection) if type(part) is np.ndarray]
+    if not array_axes:
+        return selection
+    int_axes = [axis for axis, part in enumerate(selection) if type(part) is int]
+    if not int_axes and len(array_axes) == 1:
+        return selection
+    advanced_axes = sorted(array_axes + int_axes)
+    if advanced_axes[-1] - advanced_axes[0] == len(advanced_axes) - 1:
+        mesh_axes = array_axes
+    else:
+        mesh_axes = [axis for axis, part in enumerate(selection) if type(part) is not int]
+    parts = list(selection)
+    mesh_ndim = len(mesh_axes)
+    for mesh_position, axis in enumerate(mesh_axes):
+        part = parts[axis]
+        if type(part) is slice:
+            part = np.arange(*part.indices(axis_lengths[axis]))
+        mesh_shape = [1] * mesh_ndim
+        mesh_shape[mesh_position] = -1
+        parts[axis] = part.reshape(mesh_shape)
+    return tuple(parts)
+
+
+class OrthogonalIndexer:
+    """Plan of an orthogonal selection containing at least one index array.
+
+    See :func:`orthogonal_indexer`.
+
+    >>> OrthogonalIndexer(([0, 5],), (6,), (2,)).nchunks
+    2
+    """
+
+    __slots__ = ("shape", "_pieces", "_chunks", "_drops_dims")
+
+    flat_output: bool = False
+
+    shape: tuple[int, ...]
+    _pieces: list[list[DimPiece]]
+    _chunks: tuple[int, ...]
+    _drops_dims: bool
+
+    def __init__(self, selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> None:
+        items = expand_ellipsis(as_selection_tuple(selection), len(shape))
+        pieces: list[list[DimPiece]] = []
+        out_shape: list[int] = []
+        for item, dim_len, chunk_len in zip(items, shape, chunks, strict=True):
+            if type(item) is slice:
+                start, step, length = normalize_slice(item, dim_len)
+                pieces.append(slice_pieces(start, step, length, dim_len, chunk_len))
+                out_shape.append(length)
+                continue
+            index = as_integer(item)
+            if index is not None:
+                pieces.append(integer_pieces(normalize_integer(index, dim_len), dim_len, chunk_len))
+                continue
+            if item is None or item is Ellipsis:
+                raise IndexingError(f"unsupported index {item!r} in an orthogonal selection")
+            indices = normalize_integer_array(item, dim_len, allow_bool=True)
+            if indices.ndim != 1:
+                raise IndexingError(
+                    f"orthogonal index arrays must be 1-d, got shape {indices.shape}"
+                )
+            pieces.append(array_pieces(indices, dim_len, chunk_len))
+            out_shape.append(indices.shape[0])
+        self.shape = tuple(out_shape)
+        self._pieces = pieces
+        self._chunks = chunks
+        self._drops_dims = len(out_shape) != len(shape)
+
+    @property
+    def nchunks(self) -> int:
+        """Number of chunks the selection touches.
+
+        >>> orthogonal_indexer(([0, 9], [1]), (10, 10), (5, 5)).nchunks
+        2
+        """
+        return prod(len(dim_pieces) for dim_pieces in self._pieces)
+
+    def __iter__(self) -> Iterator[ChunkProjection]:
+        chunks = self._chunks
+        out_shape = self.shape
+        drops_dims = self._drops_dims
+        for combination in product(*self._pieces):
+            coords, chunk_parts, out_parts, completes = zip(*combination, strict=False)
+            if drops_dims:
+                out_parts = tuple(part for part in out_parts if part is not None)
+            yield ChunkProjection(
+                coords,
+                _open_mesh(chunk_parts, chunks),
+                _open_mesh(out_parts, out_shape),
+                False not in completes,
+            )
+
+
+def orthogonal_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Indexer:
+    """Plan ``a.oindex[selection]``.
+
+    Per dimension: an integer (drops the dimension), a slice (any step), a 1-d integer
+    array or list (negative, unsorted and repeated entries allowed) or a 1-d boolean array
+    as long as the dimension; plus at most one Ellipsis. Without any array this is exactly
+    :func:`basic_indexer`.
+
+    >>> import numpy as np
+    >>> full = np.arange(12).reshape(3, 4)
+    >>> indexer = orthogonal_indexer(([2, 0], [True, False, False, True]), (3, 4), (2, 3))
+    >>> out = np.empty(indexer.shape, dtype=full.dtype)
+    >>> for p in indexer:
+    ...     k0, k1 = p.chunk_coords
+    ...     chunk = np.zeros((2, 3), dtype=full.dtype)
+    ...     block = full[2 * k0 : 2 * k0 + 2, 3 * k1 : 3 * k1 + 3]
+    ...     chunk[: block.shape[0], : block.shape[1]] = block
+    ...     out[p.out_selection] = chunk[p.chunk_selection]
+    >>> out.tolist()
+    [[8, 11], [0, 3]]
+    """
+    if is_pure_basic(selection):
+        return BasicIndexer(selection, shape, chunks)
+    return OrthogonalIndexer(selection, shape, chunks)

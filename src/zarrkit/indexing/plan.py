@@ -1,0 +1,73 @@
+"""The vocabulary shared by every indexer: a chunk projection and the indexer protocol.
+
+An indexer turns one user selection into a sequence of :class:`ChunkProjection`, one per
+chunk that the selection touches, in C order of the chunk grid. The caller moves data with
+plain numpy indexing:
+
+* read:  ``target[p.out_selection] = chunk[p.chunk_selection]``
+* write: ``chunk[p.chunk_selection] = source[p.out_selection]``
+
+where ``chunk`` is the full-size decoded chunk (shape ``chunks``, edge chunks included)
+and ``target``/``source`` is the output array of shape ``indexer.shape`` (or the value
+broadcast to it) -- flattened with ``.reshape(-1)`` when ``indexer.flat_output`` is True.
+
+>>> p = ChunkProjection((0,), (slice(0, 2),), (slice(0, 2),), False)
+>>> p.chunk_coords
+(0,)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["ChunkProjection", "Indexer"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkProjection:
+    """How one chunk takes part in a selection.
+
+    ``chunk_selection`` indexes the full-size chunk array; ``out_selection`` indexes the
+    output (flattened if the indexer has ``flat_output``). ``is_complete`` is True exactly
+    when ``chunk_selection`` visits every in-bounds element of the chunk once, in C order,
+    so a write may build the chunk from scratch instead of reading the old one.
+
+    >>> import numpy as np
+    >>> chunk = np.arange(4)
+    >>> p = ChunkProjection((1,), (slice(1, 3),), (slice(0, 2),), False)
+    >>> out = np.zeros(2, dtype=int)
+    >>> out[p.out_selection] = chunk[p.chunk_selection]
+    >>> out.tolist()
+    [1, 2]
+    """
+
+    chunk_coords: tuple[int, ...]
+    chunk_selection: tuple[Any, ...]
+    out_selection: tuple[Any, ...]
+    is_complete: bool
+
+
+@runtime_checkable
+class Indexer(Protocol):
+    """What every indexer offers: the result shape and an iterable chunk plan.
+
+    ``flat_output`` tells the caller to index ``out.reshape(-1)`` rather than ``out``.
+    ``nchunks`` is the number of projections that iteration yields.
+
+    >>> from zarrkit.indexing import basic_indexer
+    >>> isinstance(basic_indexer(0, (4,), (2,)), Indexer)
+    True
+    """
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    @property
+    def flat_output(self) -> bool: ...
+
+    @property
+    def nchunks(self) -> int: ...
+
+    def __iter__(self) -> Iterator[ChunkProjection]: ...

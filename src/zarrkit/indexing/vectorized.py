@@ -1,0 +1,246 @@
+"""Vectorised (pointwise) indexing, ``a.vindex[...]``: integer coordinate arrays or a mask.
+
+Points are grouped by chunk entirely in numpy (linear chunk id per point, stable argsort,
+split at id changes), so Python work is proportional to the number of chunks touched.
+
+These indexers have ``flat_output = True``: ``out_selection`` is a 1-tuple holding a
+slice or a 1-d position array into the *flattened* output, so the caller reads with
+``out.reshape(-1)[p.out_selection] = chunk[p.chunk_selection]`` and writes with
+``chunk[p.chunk_selection] = value.reshape(-1)[p.out_selection]``. ``chunk_selection`` is
+a tuple of 1-d chunk-local coordinate arrays, one per dimension.
+
+>>> indexer = coordinate_indexer(([0, 5, 1], [2, 0, 3]), shape=(6, 4), chunks=(4, 4))
+>>> indexer.shape, indexer.flat_output
+((3,), True)
+>>> [(p.chunk_coords, [c.tolist() for c in p.chunk_selection], p.out_selection) for p in indexer]
+[((0, 0), [[0, 1], [2, 3]], (array([0, 2]),)), ((1, 0), [[1], [0]], (slice(1, 2, None),))]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from math import prod
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from zarrkit.errors import IndexingError
+from zarrkit.indexing.dims import grid_shape
+from zarrkit.indexing.grouping import group_out_selections, group_starts, stable_group_order
+from zarrkit.indexing.normalize import as_selection_tuple, normalize_integer_array
+from zarrkit.indexing.plan import ChunkProjection, Indexer
+
+__all__ = ["VectorizedIndexer", "coordinate_indexer", "mask_indexer", "vindex_indexer"]
+
+# Indexing a 0-d array with a 0-d True mask gives a 1-element 1-d view, which matches the
+# flat output on both read and write (``chunk[()]`` would be 0-d and refuse a (1,) value).
+_WHOLE_ZERO_D = (np.array(True),)
+_WHOLE_ZERO_D[0].flags.writeable = False
+
+
+class VectorizedIndexer:
+    """Plan of a pointwise selection (see :func:`coordinate_indexer`, :func:`mask_indexer`).
+
+    >>> VectorizedIndexer.from_points((np.array([0, 3]),), (4,), (2,), result_shape=(2,)).nchunks
+    2
+    """
+
+    __slots__ = ("shape", "_projections")
+
+    flat_output: bool = True
+
+    shape: tuple[int, ...]
+    _projections: list[ChunkProjection]
+
+    def __init__(self, shape: tuple[int, ...], projections: list[ChunkProjection]) -> None:
+        self.shape = shape
+        self._projections = projections
+
+    @property
+    def nchunks(self) -> int:
+        """Number of chunks the selection touches.
+
+        >>> coordinate_indexer(([0, 1, 7],), (8,), (4,)).nchunks
+        2
+        """
+        return len(self._projections)
+
+    def __iter__(self) -> Iterator[ChunkProjection]:
+        return iter(self._projections)
+
+    @classmethod
+    def from_points(
+        cls,
+        coordinates: tuple[npt.NDArray[np.intp], ...],
+        array_shape: tuple[int, ...],
+        chunks: tuple[int, ...],
+        *,
+        result_shape: tuple[int, ...],
+        unique_in_c_order: bool = False,
+    ) -> VectorizedIndexer:
+        """Group normalised 1-d point coordinates (one array per dimension) by chunk.
+
+        ``unique_in_c_order`` promises the points are distinct and sorted in C order of
+        the array (as ``np.nonzero`` returns them), which makes completeness a count check.
+
+        >>> points = (np.array([3, 0]), np.array([1, 1]))
+        >>> indexer = VectorizedIndexer.from_points(points, (4, 2), (2, 2), result_shape=(2,))
+        >>> [p.chunk_coords for p in indexer]
+        [(0, 0), (1, 0)]
+        """
+        ndim = len(array_shape)
+        npoints = prod(result_shape)
+        if npoints == 0:
+            return cls(result_shape, [])
+        if ndim == 0:
+            return cls(result_shape, [ChunkProjection((), _WHOLE_ZERO_D, (slice(0, 1),), True)])
+        grid = grid_shape(array_shape, chunks)
+        chunk_ids: list[npt.NDArray[np.intp]] = []
+        local: list[npt.NDArray[np.intp]] = []
+        for coords, chunk_len in zip(coordinates, chunks, strict=True):
+            dim_ids, dim_local = np.divmod(coords, chunk_len)
+            chunk_ids.append(dim_ids)
+            local.append(dim_local)
+        order, starts, group_chunk_ids = _group_by_chunk(chunk_ids, grid)
+        if order is not None:
+            local = [dim_local[order] for dim_local in local]
+        ends = np.append(starts[1:], npoints)
+        # Completeness needs the point count to equal the in-bounds volume; comparing all
+        # groups at once keeps the per-chunk Python work to the rare candidates.
+        volumes = np.ones(starts.shape[0], dtype=np.intp)
+        for dim_ids, dim_len, chunk_len in zip(group_chunk_ids, array_shape, chunks, strict=True):
+            volumes *= np.minimum(chunk_len, dim_len - dim_ids * chunk_len)
+        fills_chunk = (ends - starts == volumes).tolist()
+        out_parts = group_out_selections(order, starts, ends)
+        group_coords = zip(*(dim_ids.tolist() for dim_ids in group_chunk_ids), strict=True)
+        projections: list[ChunkProjection] = []
+        for chunk_coords, begin, end, out_part, candidate in zip(
+            group_coords, starts.tolist(), ends.tolist(), out_parts, fills_chunk, strict=True
+        ):
+            chunk_selection = tuple(dim_local[begin:end] for dim_local in local)
+            complete = candidate and (
+                unique_in_c_order or _visits_in_c_order(chunk_selection, chunks)
+            )
+            projections.append(
+                ChunkProjection(chunk_coords, chunk_selection, (out_part,), complete)
+            )
+        return cls(result_shape, projections)
+
+
+def _group_by_chunk(
+    chunk_ids: list[npt.NDArray[np.intp]], grid: tuple[int, ...]
+) -> tuple[npt.NDArray[np.intp] | None, npt.NDArray[np.intp], tuple[npt.NDArray[np.intp], ...]]:
+    """Stable grouping permutation (None if already grouped), group starts, group chunks."""
+    nchunks = prod(grid)
+    if nchunks <= np.iinfo(np.intp).max:
+        linear_ids = np.ravel_multi_index(chunk_ids, grid) if len(grid) > 1 else chunk_ids[0]
+        order = stable_group_order(linear_ids, nchunks)
+        if order is not None:
+            linear_ids = linear_ids[order]
+        starts = group_starts(linear_ids)
+        return order, starts, np.unravel_index(linear_ids[starts], grid)
+    # A grid too large to number its chunks in one machine integer: sort by coordinates.
+    order = np.lexsort(chunk_ids[::-1])
+    sorted_ids = [dim_ids[order] for dim_ids in chunk_ids]
+    changes = np.zeros(order.shape[0] - 1, dtype=bool)
+    for dim_ids in sorted_ids:
+        changes |= dim_ids[1:] != dim_ids[:-1]
+    starts = np.concatenate(([0], np.flatnonzero(changes) + 1))
+    return order, starts, tuple(dim_ids[starts] for dim_ids in sorted_ids)
+
+
+def _visits_in_c_order(
+    chunk_selection: tuple[npt.NDArray[np.intp], ...], chunks: tuple[int, ...]
+) -> bool:
+    # Called only when the point count equals the in-bounds volume, so strictly
+    # increasing linear positions mean every in-bounds element exactly once, in C order
+    # (linear positions over the full chunk shape order points exactly as over the
+    # in-bounds region does).
+    positions = np.ravel_multi_index(chunk_selection, chunks)
+    return bool((positions[1:] > positions[:-1]).all())
+
+
+def coordinate_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Indexer:
+    """Plan ``a.vindex[selection]`` for one integer array (or list, or int) per dimension.
+
+    The arrays broadcast together; the result has the broadcast shape, like numpy's
+    ``a[tuple_of_int_arrays]``. Output selections address ``out.reshape(-1)``.
+
+    >>> import numpy as np
+    >>> full = np.arange(20).reshape(4, 5)
+    >>> rows, cols = np.array([[0], [3]]), np.array([-1, 1])
+    >>> indexer = coordinate_indexer((rows, cols), (4, 5), (4, 5))
+    >>> out = np.empty(indexer.shape, dtype=full.dtype)
+    >>> for p in indexer:
+    ...     out.reshape(-1)[p.out_selection] = full[p.chunk_selection]
+    >>> out.tolist() == full[rows, cols].tolist()
+    True
+    """
+    items = as_selection_tuple(selection)
+    if len(items) != len(shape):
+        raise IndexingError(
+            f"vindex needs exactly one index array per dimension: got {len(items)} "
+            f"for an array of {len(shape)} dimensions"
+        )
+    arrays: list[npt.NDArray[np.intp]] = []
+    for item, dim_len in zip(items, shape, strict=True):
+        if item is None or item is Ellipsis or type(item) is slice:
+            raise IndexingError(f"vindex accepts only integer arrays, got {item!r}")
+        arrays.append(normalize_integer_array(item, dim_len, allow_bool=False))
+    try:
+        broadcast = np.broadcast_arrays(*arrays)
+    except ValueError as error:
+        raise IndexingError(f"vindex arrays do not broadcast together: {error}") from error
+    result_shape = broadcast[0].shape if broadcast else ()
+    points = tuple(array.reshape(-1) for array in broadcast)
+    return VectorizedIndexer.from_points(points, shape, chunks, result_shape=result_shape)
+
+
+def mask_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Indexer:
+    """Plan ``a.vindex[mask]`` for a boolean array with exactly the array's shape.
+
+    The result is 1-d, the selected elements in C order: numpy's ``a[mask]``.
+
+    >>> import numpy as np
+    >>> mask = np.array([[True, False], [False, True], [True, True]])
+    >>> indexer = mask_indexer(mask, (3, 2), (2, 2))
+    >>> indexer.shape, [p.is_complete for p in indexer]
+    ((4,), [False, True])
+    """
+    items = as_selection_tuple(selection)
+    if len(items) != 1:
+        raise IndexingError("a mask selection must be a single boolean array")
+    mask = np.asarray(items[0])
+    if mask.dtype != np.bool_ or mask.shape != shape:
+        raise IndexingError(
+            f"a mask selection must be a boolean array of shape {shape}, "
+            f"got dtype {mask.dtype} and shape {mask.shape}"
+        )
+    if mask.ndim == 0:
+        # np.nonzero refuses 0-d input; a 0-d mask selects its single element or nothing.
+        return VectorizedIndexer.from_points((), shape, chunks, result_shape=(int(mask),))
+    points = tuple(np.nonzero(mask))
+    return VectorizedIndexer.from_points(
+        points, shape, chunks, result_shape=(points[0].shape[0],), unique_in_c_order=True
+    )
+
+
+def vindex_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Indexer:
+    """Plan ``a.vindex[selection]``: a whole-array boolean mask, else coordinate arrays.
+
+    >>> import numpy as np
+    >>> vindex_indexer(np.ones((2, 2), dtype=bool), (2, 2), (1, 1)).shape
+    (4,)
+    >>> vindex_indexer(([1, 0], [0, 0]), (2, 2), (1, 1)).shape
+    (2,)
+    """
+    items = as_selection_tuple(selection)
+    if (
+        len(items) == 1
+        and isinstance(items[0], np.ndarray)
+        and items[0].dtype == np.bool_
+        and items[0].ndim == len(shape)
+    ):
+        return mask_indexer(items[0], shape, chunks)
+    return coordinate_indexer(items, shape, chunks)
