@@ -7,9 +7,9 @@ import json
 
 import numpy as np
 import pytest
+from conftest import FIXTURES, fixtures_dir
 
 import zarrkit as zk
-from conftest import FIXTURES, fixtures_dir
 
 
 def _entries(zarr_format: int) -> list[dict]:

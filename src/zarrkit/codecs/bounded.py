@@ -21,6 +21,8 @@ import struct
 import zlib
 from typing import Any
 
+import numpy as np
+
 from zarrkit.errors import ChunkDecodeError
 
 _ZSTD_MAGIC = 0xFD2FB528
@@ -59,11 +61,15 @@ def _stream_decode(decompressor: Any, data: Any, limit: int, what: str) -> bytes
     return bytes(out)
 
 
-def decode_bounded(codec: Any, data: Any, limit: int | None, *, what: str) -> Any:
+def decode_bounded(
+    codec: Any, data: Any, limit: int | None, *, what: str, exact: bool = False
+) -> Any:
     """Decode ``data`` with the numcodecs ``codec``, refusing output above ``limit`` bytes.
 
-    ``limit=None`` decodes without a cap. Errors from the codec become ChunkDecodeError
-    naming ``what``.
+    ``limit=None`` decodes without a cap; ``exact=True`` says the output must be exactly
+    ``limit`` bytes, which lets a zstd frame that does not declare its size be decoded
+    into a buffer of that size instead of growing without bound. Errors from the codec
+    become ChunkDecodeError naming ``what``.
     """
     codec_id = getattr(codec, "codec_id", None)
     try:
@@ -75,6 +81,14 @@ def decode_bounded(codec: Any, data: Any, limit: int | None, *, what: str) -> An
                 declared = zstd_content_size(data)
                 if declared is not None and declared > limit:
                     raise _too_big(what, limit)
+                if declared is None and exact:
+                    out = np.zeros(limit, dtype=np.uint8)
+                    try:
+                        return codec.decode(data, out=out)
+                    except RuntimeError as e:
+                        if "too small" in str(e):
+                            raise _too_big(what, limit) from e
+                        raise
             elif codec_id == "lz4" and len(data) >= 4:
                 if struct.unpack_from("<i", memoryview(data), 0)[0] > limit:
                     raise _too_big(what, limit)

@@ -103,7 +103,10 @@ class V2ChunkPipeline:
             limit = _OBJECT_CHUNK_LIMIT if is_object else expected
             if limit is not None and self.filters:
                 limit *= _FILTER_GROWTH_LIMIT
-            decoded = decode_bounded(self.compressor, decoded, limit, what=what)
+            decoded = decode_bounded(
+                self.compressor, decoded, limit, what=what,
+                exact=not is_object and not self.filters,
+            )
         for codec in reversed(self.filters):
             try:
                 decoded = codec.decode(decoded)

@@ -20,7 +20,7 @@ import numpy as np
 from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.concurrency import chunk_lock, parallel_map
 from zarrkit.config import config
-from zarrkit.errors import ReadOnlyError
+from zarrkit.errors import MetadataError, ReadOnlyError
 from zarrkit.hierarchy.attributes import Attributes
 from zarrkit.indexing import (
     ChunkProjection,
@@ -86,10 +86,13 @@ class Array:
 
     def _set_metadata(self, metadata: ArrayMetadataV2) -> None:
         self._metadata = metadata
-        self._pipeline = V2ChunkPipeline.build(
-            metadata.dtype, metadata.chunks, metadata.order, metadata.compressor,
-            metadata.filters,
-        )
+        try:
+            self._pipeline = V2ChunkPipeline.build(
+                metadata.dtype, metadata.chunks, metadata.order, metadata.compressor,
+                metadata.filters,
+            )
+        except MetadataError as e:
+            raise type(e)(f"array {self.name!r} ({join_path(self._path, ZARRAY)}): {e}") from e
         self._fill = _read_fill(metadata)
         self._prefix = key_prefix(self._path)
 
@@ -259,10 +262,13 @@ class Array:
     def __iter__(self) -> Iterator[Any]:
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
+        return self._iter_rows()
+
+    def _iter_rows(self) -> Iterator[Any]:
+        # Read one chunk row at a time so each chunk is decoded once, not once per row.
         step = self.chunks[0]
         for start in range(0, self.shape[0], step):
-            block = self[start:start + step]
-            yield from block
+            yield from self[start:start + step]
 
     # --- reading ---------------------------------------------------------------------------
     def __getitem__(self, selection: Any) -> Any:
@@ -425,8 +431,10 @@ class Array:
             as_bytes = chunk.ravel(order="K").view(np.uint8)
             fill_bytes = np.frombuffer(np.array(fill, dtype=self.dtype).tobytes(), np.uint8)
             return bool((as_bytes.reshape(-1, fill_bytes.size) == fill_bytes).all())
-        if kind in "fc" and np.isnan(fill):
-            return bool(np.isnan(chunk).all())
+        if kind == "c":
+            return _all_equal_nan(chunk.real, fill.real) and _all_equal_nan(chunk.imag, fill.imag)
+        if kind == "f":
+            return _all_equal_nan(chunk, fill)
         return bool((chunk == fill).all())
 
     def _store_chunk(self, key: str, chunk: np.ndarray[Any, Any]) -> None:
@@ -584,6 +592,13 @@ class BlockIndex:
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._array.set_block_selection(selection, value)
+
+
+def _all_equal_nan(values: np.ndarray[Any, Any], fill: Any) -> bool:
+    """Whether every value equals ``fill``, NaN counting as equal to NaN."""
+    if np.isnan(fill):
+        return bool(np.isnan(values).all())
+    return bool((values == fill).all())
 
 
 def _chunk_key_pattern(ndim: int, separator: str) -> re.Pattern[str]:

@@ -56,7 +56,7 @@ class Attributes(MutableMapping[str, Any]):
         return self._cache
 
     def _write(self, document: dict[str, Any]) -> None:
-        if self._read_only:
+        if self._read_only or self._store.read_only:
             raise ReadOnlyError(f"attributes at {self._key!r} are read-only")
         if self._writer is not None:
             self._writer(document)

@@ -24,6 +24,7 @@ from zarrkit.hierarchy.nodes import (
     node_kind,
     read_array_metadata,
     read_attributes,
+    read_group_metadata,
 )
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP
 from zarrkit.paths import join_path, key_prefix, normalize_path
@@ -123,6 +124,7 @@ class Group:
             metadata = read_array_metadata(self._store, path, self._consolidated)
             return Array(self._store, path, metadata, read_only=self._read_only,
                          attributes=attributes)
+        read_group_metadata(self._store, path, self._consolidated)
         return Group(self._store, path, read_only=self._read_only, attributes=attributes,
                      consolidated=self._consolidated)
 
@@ -333,6 +335,7 @@ def open_group_node(
     if kind != "group":
         what = "an array" if kind == "array" else "nothing"
         raise GroupNotFoundError(f"no group at path {path!r} (found {what})")
+    read_group_metadata(store, path, consolidated)
     return Group(store, path, read_only=read_only,
                  attributes=read_attributes(store, path, consolidated),
                  consolidated=consolidated)

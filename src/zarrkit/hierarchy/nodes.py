@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from zarrkit.errors import ContainsNodeError, NodeNotFoundError
+from zarrkit.errors import ContainsNodeError, NodeNotFoundError, ReadOnlyError
 from zarrkit.metadata.jsonio import dump_json, load_json_object
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP, ArrayMetadataV2, GroupMetadataV2
 from zarrkit.paths import ancestors, join_path, key_prefix
@@ -81,6 +81,25 @@ def read_array_metadata(
     return ArrayMetadataV2.from_json(document, key=key)
 
 
+def read_group_metadata(
+    store: Store, path: str, consolidated: Consolidated | None = None
+) -> GroupMetadataV2:
+    """The parsed ``.zgroup`` of the group at ``path``.
+
+    >>> from zarrkit.storage import MemoryStore
+    >>> read_group_metadata(MemoryStore({".zgroup": b"[1]"}), "")
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: .zgroup: expected a JSON object, found list
+    """
+    from zarrkit.errors import GroupNotFoundError
+
+    key = join_path(path, ZGROUP)
+    document = read_document(store, key, consolidated)
+    if document is None:
+        raise GroupNotFoundError(f"no group at path {path!r}")
+    return GroupMetadataV2.from_json(document, key=key)
+
+
 def read_attributes(
     store: Store, path: str, consolidated: Consolidated | None = None
 ) -> dict[str, Any] | None:
@@ -89,6 +108,11 @@ def read_attributes(
     if consolidated is None:
         return None
     return dict(consolidated.get(join_path(path, ZATTRS)) or {})
+
+
+def _check_store_writable(store: Store, path: str, kind: NodeKind) -> None:
+    if store.read_only:
+        raise ReadOnlyError(f"cannot create {kind} {path or '/'!r}: {store!r} is read-only")
 
 
 def _prepare_ancestors(store: Store, path: str) -> list[str]:
@@ -140,6 +164,7 @@ def create_group_node(
     exist_ok: bool = False,
 ) -> None:
     """Write a group (and any missing ancestor groups) at ``path``."""
+    _check_store_writable(store, path, "group")
     missing = _prepare_ancestors(store, path)
     existing = node_kind(store, path)
     if existing == "group" and exist_ok and not overwrite:
@@ -167,6 +192,7 @@ def create_array_node(
     overwrite: bool = False,
 ) -> None:
     """Write array metadata at ``path`` (and any missing ancestor groups)."""
+    _check_store_writable(store, path, "array")
     array_doc = dump_json(metadata.to_json())
     attributes_doc = dump_json(attributes) if attributes else None
     missing = _prepare_ancestors(store, path)

@@ -51,9 +51,18 @@ def _parse_typestr(value: str) -> np.dtype[Any]:
         dtype = np.dtype(value)
     except TypeError as e:
         raise UnsupportedDataTypeError(f"unsupported Zarr v2 dtype {value!r}: {e}") from e
-    if dtype.kind in "SUV" and dtype.itemsize == 0:
-        raise UnsupportedDataTypeError(f"unsupported Zarr v2 dtype {value!r}: zero size")
+    _check_portable(dtype, value)
     return dtype
+
+
+def _check_portable(dtype: np.dtype[Any], described: Any) -> None:
+    """Refuse types whose meaning depends on the platform or that hold nothing."""
+    if dtype.kind in "SUV" and dtype.itemsize == 0:
+        raise UnsupportedDataTypeError(f"unsupported Zarr v2 dtype {described!r}: zero size")
+    if (dtype.kind == "f" and dtype.itemsize > 8) or (dtype.kind == "c" and dtype.itemsize > 16):
+        raise UnsupportedDataTypeError(
+            f"unsupported Zarr v2 dtype {described!r}: extended precision is platform-specific"
+        )
 
 
 def _parse_fields(fields: list[Any]) -> list[tuple[Any, ...]]:
@@ -85,6 +94,9 @@ def dtype_to_json_v2(dtype: np.dtype[Any]) -> Any:
     """
     dtype = np.dtype(dtype)
     if dtype.fields is not None:
+        for name in dtype.names or ():
+            field_type = dtype.fields[name][0]
+            dtype_to_json_v2(field_type.base)
         return _descr_to_json(dtype.descr)
     if dtype.subdtype is not None:
         raise UnsupportedDataTypeError(
@@ -94,6 +106,7 @@ def dtype_to_json_v2(dtype: np.dtype[Any]) -> Any:
         raise UnsupportedDataTypeError(f"dtype {dtype} needs a time unit, as in '<M8[ns]'")
     if dtype.kind not in "biufcmMSUVO":
         raise UnsupportedDataTypeError(f"unsupported dtype {dtype}")
+    _check_portable(dtype, dtype.str)
     return dtype.str
 
 

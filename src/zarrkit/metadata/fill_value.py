@@ -163,8 +163,30 @@ def encode_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
     raise MetadataError(f"unsupported dtype {dtype} for a fill value")
 
 
+def _not_representable(value: Any, dtype: np.dtype[Any], why: str = "") -> MetadataError:
+    suffix = f": {why}" if why else ""
+    return MetadataError(f"fill value {value!r} is not representable as {dtype}{suffix}")
+
+
+def _normalize_real(value: Any, dtype: np.dtype[Any]) -> Any:
+    if isinstance(value, str):
+        if value not in _SPECIAL_FLOATS:
+            raise _not_representable(value, dtype)
+        return dtype.type(_SPECIAL_FLOATS[value])
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise _not_representable(value, dtype)
+    if isinstance(value, (complex, np.complexfloating)):
+        raise _not_representable(value, dtype, "it is complex")
+    with np.errstate(over="ignore"):
+        result = dtype.type(value)
+    if np.isinf(result) and np.isfinite(float(value)):
+        raise _not_representable(value, dtype, "it overflows")
+    return result
+
+
 def normalize_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
-    """A user's fill value as a numpy scalar of ``dtype``, checked to be representable.
+    """A user's fill value as a numpy scalar of ``dtype``, checked to be representable
+    without loss (no silent rounding, overflow or truthiness).
 
     >>> normalize_fill_value(3, np.dtype("u1"))
     np.uint8(3)
@@ -174,21 +196,55 @@ def normalize_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
     """
     if value is None:
         return None
-    if dtype.kind == "O":
+    kind = dtype.kind
+    if kind == "O":
         return value
-    if dtype.kind in "iu" and isinstance(value, (int, np.integer)):
+    if kind == "b":
+        if isinstance(value, (bool, np.bool_)) or (
+            isinstance(value, (int, np.integer)) and int(value) in (0, 1)
+        ):
+            return np.bool_(value)
+        raise _not_representable(value, dtype)
+    if kind in "iu":
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
+            value = int(value)
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise _not_representable(value, dtype)
         info = np.iinfo(dtype)
         if not info.min <= int(value) <= info.max:
-            raise MetadataError(f"fill value {value} is not representable as {dtype}")
-    if dtype.kind == "V" and isinstance(value, (bytes, np.void)):
+            raise _not_representable(value, dtype)
+        return dtype.type(value)
+    if kind == "f":
+        return _normalize_real(value, dtype)
+    if kind == "c":
+        part = np.dtype(f"f{dtype.itemsize // 2}")
+        if isinstance(value, (list, tuple)) and len(value) == 2:
+            real, imag = (_normalize_real(v, part) for v in value)
+        elif isinstance(value, (complex, np.complexfloating)):
+            real, imag = _normalize_real(value.real, part), _normalize_real(value.imag, part)
+        else:
+            real, imag = _normalize_real(value, part), part.type(0)
+        return dtype.type(complex(real, imag))
+    if kind == "V" and isinstance(value, (bytes, np.void)):
         raw = bytes(value) if isinstance(value, bytes) else value.tobytes()
         if len(raw) != dtype.itemsize:
-            raise MetadataError(f"fill value must be {dtype.itemsize} bytes for {dtype}")
+            raise _not_representable(value, dtype, f"it must be {dtype.itemsize} bytes")
         return np.frombuffer(raw, dtype=dtype)[0]
+    if kind == "S" and not isinstance(value, (bytes, np.bytes_)):
+        raise _not_representable(value, dtype, "it must be bytes")
+    if kind == "U" and not isinstance(value, str):
+        raise _not_representable(value, dtype, "it must be a str")
     try:
-        return np.array(value, dtype=dtype)[()]
+        result = np.array(value, dtype=dtype)
     except (TypeError, ValueError, OverflowError) as e:
-        raise MetadataError(f"fill value {value!r} is not representable as {dtype}: {e}") from e
+        raise _not_representable(value, dtype, str(e)) from e
+    if result.ndim != 0:
+        raise _not_representable(value, dtype, "it must be a scalar")
+    if kind in "SU" and len(value) > result[()].__len__() and value.rstrip(
+        b"\0" if kind == "S" else "\0"
+    ) != result[()]:
+        raise _not_representable(value, dtype, "it is longer than the type")
+    return result[()]
 
 
 def default_fill_value(dtype: np.dtype[Any]) -> Any:

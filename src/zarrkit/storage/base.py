@@ -122,13 +122,14 @@ class Store:
         return [self.get(key) for key in keys]
 
     # --- writable -----------------------------------------------------------------------
-    def _check_writable(self) -> None:
+    def _check_writable(self, key: str = "") -> None:
         if self.read_only:
-            raise ReadOnlyError(f"{self!r} is read-only")
+            target = f"write {key!r}" if key else "write"
+            raise ReadOnlyError(f"cannot {target}: {self!r} is read-only")
 
     def set(self, key: str, value: Buffer) -> None:
         """Store ``value`` under ``key``, replacing any previous value."""
-        self._check_writable()
+        self._check_writable(key)
         validate_key(key)
         if not isinstance(value, (bytes, bytearray, memoryview)):
             raise TypeError(f"store values must be bytes-like, not {type(value).__name__}")
@@ -136,8 +137,8 @@ class Store:
 
     def set_many(self, items: Mapping[str, Buffer] | Iterable[tuple[str, Buffer]]) -> None:
         """Store several values; keys are all validated before anything is written."""
-        self._check_writable()
         pairs = list(items.items()) if isinstance(items, Mapping) else list(items)
+        self._check_writable(pairs[0][0] if pairs else "")
         for key, _ in pairs:
             validate_key(key)
         for key, value in pairs:
@@ -145,12 +146,12 @@ class Store:
 
     def delete(self, key: str) -> None:
         """Delete ``key``; deleting a missing key is not an error."""
-        self._check_writable()
+        self._check_writable(key)
         self._delete(validate_key(key))
 
     def delete_prefix(self, prefix: str) -> None:
         """Delete every key that starts with ``prefix`` (``""`` empties the store)."""
-        self._check_writable()
+        self._check_writable(prefix)
         for key in list(self.list_prefix(prefix)):
             self._delete(key)
 

@@ -126,7 +126,7 @@ class DirectoryStore(Store):
             directory = directory.parent
 
     def delete_prefix(self, prefix: str) -> None:
-        self._check_writable()
+        self._check_writable(prefix)
         validate_prefix(prefix)
         if prefix == "":
             if self.root.exists():

@@ -682,7 +682,7 @@ class ZipStore(Store):
         >>> with ZipStore(os.path.join(tempfile.mkdtemp(), "d.zip"), mode="w") as s:
         ...     s.delete_prefix("nothing/")
         """
-        self._check_writable()
+        self._check_writable(prefix)
         for key in self.list_prefix(prefix):
             raise UnsupportedOperationError(
                 f"cannot delete prefix {prefix!r} (holding {key!r}): {self!r} is append-only"
