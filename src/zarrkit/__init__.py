@@ -21,6 +21,7 @@ from zarrkit.api import (
 )
 from zarrkit.codecs.registry import register_codec
 from zarrkit.config import config
+from zarrkit.convert import convert, migrate_metadata
 from zarrkit.hierarchy import Array, Attributes, Group
 from zarrkit.storage import DirectoryStore, MemoryStore, Store
 
@@ -35,6 +36,7 @@ __all__ = [
     "Store",
     "config",
     "consolidate_metadata",
+    "convert",
     "create_array",
     "create_group",
     "errors",
@@ -42,6 +44,7 @@ __all__ = [
     "group",
     "open",
     "open_array",
+    "migrate_metadata",
     "open_group",
     "register_codec",
 ]

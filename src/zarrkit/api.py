@@ -14,21 +14,21 @@ from typing import Any
 import numpy as np
 
 from zarrkit.errors import (
-    ArrayNotFoundError,
     ContainsNodeError,
     GroupNotFoundError,
     MetadataError,
     NodeNotFoundError,
 )
 from zarrkit.hierarchy.array import Array
-from zarrkit.hierarchy.creation import array_metadata_v2
-from zarrkit.hierarchy.group import Group, open_group_node
+from zarrkit.hierarchy.creation import array_metadata
+from zarrkit.hierarchy.group import Group, node_from_found, open_group_node
 from zarrkit.hierarchy.nodes import (
+    ZARR_JSON,
     create_array_node,
     create_group_node,
-    node_kind,
-    read_array_metadata,
+    find_node,
     read_document,
+    require_array,
 )
 from zarrkit.metadata.jsonio import dump_json, load_json_object
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP, ZMETADATA
@@ -37,6 +37,8 @@ from zarrkit.storage.base import Store
 from zarrkit.storage.resolve import make_store
 
 _MODES = ("r", "r+", "a", "w", "w-")
+# The format new nodes get when none is asked for.
+DEFAULT_ZARR_FORMAT = 2
 
 
 def _check_mode(mode: str) -> None:
@@ -45,11 +47,26 @@ def _check_mode(mode: str) -> None:
 
 
 def _check_format(zarr_format: int | None) -> None:
-    if zarr_format not in (None, 2):
-        raise MetadataError(f"zarr_format {zarr_format!r} is not supported yet (only 2)")
+    if zarr_format not in (None, 2, 3):
+        raise MetadataError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
 
 
-def _load_consolidated(store: Store, path: str) -> dict[str, Any]:
+def _load_consolidated(store: Store, path: str, zarr_format: int | None) -> dict[str, Any]:
+    """Consolidated metadata of the group at ``path`` as a store key -> document map:
+    inline in ``zarr.json`` (format 3) or ``.zmetadata`` (format 2)."""
+    prefix = key_prefix(path)
+    if zarr_format in (None, 3):
+        key = join_path(path, ZARR_JSON)
+        document = read_document(store, key)
+        if document is not None and document.get("node_type") == "group":
+            inline = document.get("consolidated_metadata")
+            if isinstance(inline, dict) and isinstance(inline.get("metadata"), dict):
+                snapshot = {key: document}
+                for relative, child in inline["metadata"].items():
+                    snapshot[f"{prefix}{relative}/{ZARR_JSON}"] = child
+                return snapshot
+            if zarr_format == 3:
+                raise NodeNotFoundError(f"no consolidated metadata in {key!r}")
     key = join_path(path, ZMETADATA)
     raw = store.get(key)
     if raw is None:
@@ -58,7 +75,6 @@ def _load_consolidated(store: Store, path: str) -> dict[str, Any]:
     metadata = document.get("metadata")
     if not isinstance(metadata, dict):
         raise MetadataError(f"{key}: missing the 'metadata' object")
-    prefix = key_prefix(path)
     return {prefix + k: v for k, v in metadata.items()}
 
 
@@ -90,22 +106,26 @@ def open_group(
         snapshot = None
         if consolidated or (consolidated is None and mode == "r"):
             try:
-                snapshot = _load_consolidated(store_obj, node_path)
+                snapshot = _load_consolidated(store_obj, node_path, zarr_format)
             except NodeNotFoundError:
                 if consolidated:
                     raise
-        return open_group_node(store_obj, node_path, read_only=read_only, consolidated=snapshot)
+        return open_group_node(store_obj, node_path, read_only=read_only,
+                               consolidated=snapshot, zarr_format=zarr_format)
     if mode == "a":
-        kind = node_kind(store_obj, node_path)
-        if kind == "group":
-            group = open_group_node(store_obj, node_path, read_only=False)
+        found = find_node(store_obj, node_path, zarr_format=zarr_format)
+        if found is not None and found.kind == "group":
+            group = node_from_found(store_obj, found, read_only=False)
+            assert isinstance(group, Group)
             if attributes:
                 group.attrs.update(attributes)
             return group
-        if kind == "array":
+        if found is not None:
             raise ContainsNodeError(f"an array exists at path {node_path!r}, not a group")
-    create_group_node(store_obj, node_path, attributes, overwrite=mode == "w")
-    return Group(store_obj, node_path, attributes=attributes or {})
+    new_format = zarr_format or DEFAULT_ZARR_FORMAT
+    create_group_node(store_obj, node_path, attributes, overwrite=mode == "w",
+                      zarr_format=new_format)
+    return Group(store_obj, node_path, zarr_format=new_format, attributes=attributes or {})
 
 
 def group(
@@ -161,20 +181,19 @@ def open_array(
     _check_format(zarr_format)
     store_obj = make_store(store, mode=mode)
     node_path = normalize_path(path)
-    if mode in ("r", "r+") or (mode == "a" and node_kind(store_obj, node_path) is not None):
-        kind = node_kind(store_obj, node_path)
-        if kind != "array":
-            what = "a group" if kind == "group" else "nothing"
-            raise ArrayNotFoundError(f"no array at path {node_path!r} (found {what})")
-        metadata = read_array_metadata(store_obj, node_path)
-        return Array(store_obj, node_path, metadata, read_only=mode == "r",
-                     write_empty_chunks=write_empty_chunks)
+    existing = None if mode in ("w", "w-") else find_node(store_obj, node_path,
+                                                         zarr_format=zarr_format)
+    if mode in ("r", "r+") or existing is not None:
+        found = require_array(store_obj, node_path, zarr_format=zarr_format)
+        return Array(store_obj, node_path, found.metadata, read_only=mode == "r",
+                     attributes=found.attributes, write_empty_chunks=write_empty_chunks)
     if "shape" not in create_kwargs:
-        raise ArrayNotFoundError(
+        raise NodeNotFoundError(
             f"no array at path {node_path!r}; give shape and dtype to create one"
         )
     return create_array(store_obj, name=node_path, overwrite=mode == "w",
-                        write_empty_chunks=write_empty_chunks, **create_kwargs)
+                        zarr_format=zarr_format, write_empty_chunks=write_empty_chunks,
+                        **create_kwargs)
 
 
 def open(  # noqa: A001 - zarr-python's name
@@ -196,12 +215,13 @@ def open(  # noqa: A001 - zarr-python's name
     _check_format(zarr_format)
     store_obj = make_store(store, mode=mode)
     node_path = normalize_path(path)
-    kind = node_kind(store_obj, node_path) if mode != "w" else None
-    if kind == "array" or (kind is None and "shape" in kwargs):
-        return open_array(store_obj, mode=mode, path=node_path, **kwargs)
-    if kind is None and mode in ("r", "r+"):
+    found = find_node(store_obj, node_path, zarr_format=zarr_format) if mode != "w" else None
+    if (found is not None and found.kind == "array") or (found is None and "shape" in kwargs):
+        return open_array(store_obj, mode=mode, path=node_path, zarr_format=zarr_format,
+                          **kwargs)
+    if found is None and mode in ("r", "r+"):
         raise NodeNotFoundError(f"no array or group at path {node_path!r}")
-    return open_group(store_obj, mode=mode, path=node_path, **kwargs)
+    return open_group(store_obj, mode=mode, path=node_path, zarr_format=zarr_format, **kwargs)
 
 
 def create_array(
@@ -210,37 +230,31 @@ def create_array(
     name: str | None = None,
     shape: Any,
     dtype: Any = "float64",
-    chunks: Any = None,
-    fill_value: Any = 0,
-    order: str = "C",
-    compressors: Any = "auto",
-    compressor: Any = "auto",
-    filters: Any = None,
     attributes: dict[str, Any] | None = None,
-    dimension_separator: str | None = None,
-    chunk_key_encoding: Any = None,
     zarr_format: int | None = None,
     overwrite: bool = False,
     write_empty_chunks: bool | None = None,
     data: Any = None,
+    **options: Any,
 ) -> Array:
     """Create an array in ``store`` at ``name``; missing parent groups are created.
+
+    ``options``: ``chunks``, ``shards`` (v3), ``fill_value``, ``order``, ``compressors``
+    (or ``compressor``), ``filters``, ``serializer`` (v3), ``dimension_names`` (v3),
+    ``dimension_separator``, ``chunk_key_encoding``.
 
     >>> import zarrkit as zk, numcodecs
     >>> a = zk.create_array({}, name="x", shape=(10, 10), chunks=(5, 5), dtype="<i4",
     ...     compressors=[numcodecs.Blosc("zstd")], filters=[{"id": "delta", "dtype": "<i4"}],
-    ...     dimension_separator="/")
+    ...     dimension_separator="/", zarr_format=2)
     >>> a.metadata.dimension_separator, a.filters[0].codec_id
     ('/', 'delta')
     """
     _check_format(zarr_format)
     store_obj = make_store(store, mode="a")
     path = normalize_path(name)
-    metadata = array_metadata_v2(
-        shape=shape, dtype=dtype, chunks=chunks, fill_value=fill_value, order=order,
-        compressors=compressors, compressor=compressor, filters=filters,
-        dimension_separator=dimension_separator, chunk_key_encoding=chunk_key_encoding,
-    )
+    metadata = array_metadata(zarr_format=zarr_format or DEFAULT_ZARR_FORMAT, shape=shape,
+                              dtype=dtype, attributes=attributes, **options)
     create_array_node(store_obj, path, metadata, attributes, overwrite=overwrite)
     array = Array(store_obj, path, metadata, attributes=attributes or {},
                   write_empty_chunks=write_empty_chunks)
@@ -278,9 +292,10 @@ def from_array(
                         **kwargs)
 
 
-def consolidate_metadata(store: Any, path: str = "") -> Group:
-    """Gather the metadata of every node under ``path`` into ``.zmetadata`` (the format
-    zarr-python writes), so the hierarchy opens with no listing; return the group.
+def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = None) -> Group:
+    """Gather the metadata of every node under ``path`` so the hierarchy opens with no
+    listing, as zarr-python does: inline ``consolidated_metadata`` in the group's
+    ``zarr.json`` (format 3) or a ``.zmetadata`` document (format 2). Return the group.
 
     >>> import zarrkit as zk
     >>> s = {}
@@ -293,21 +308,35 @@ def consolidate_metadata(store: Any, path: str = "") -> Group:
     store_obj = make_store(store, mode="a")
     group_path = normalize_path(path)
     prefix = key_prefix(group_path)
-    if node_kind(store_obj, group_path) != "group":
+    found = find_node(store_obj, group_path, zarr_format=zarr_format)
+    if found is None or found.kind != "group":
         raise GroupNotFoundError(f"no group at path {group_path!r} to consolidate")
-    names = (ZARRAY, ZGROUP, ZATTRS)
+    names = (ZARR_JSON,) if found.zarr_format == 3 else (ZARRAY, ZGROUP, ZATTRS)
     keys = sorted(
         key for key in store_obj.list_prefix(prefix)  # type: ignore[attr-defined]
-        if key.rsplit("/", 1)[-1] in names
+        if key.rsplit("/", 1)[-1] in names and key != join_path(group_path, ZARR_JSON)
     )
-    metadata: dict[str, Any] = {}
+    documents: dict[str, Any] = {}
     for key, raw in zip(keys, store_obj.get_many(keys), strict=True):
         if raw is not None:
-            metadata[key[len(prefix):]] = load_json_object(raw, key=key)
-    store_obj.set(
-        join_path(group_path, ZMETADATA),
-        dump_json({"metadata": metadata, "zarr_consolidated_format": 1}),
-    )
+            documents[key[len(prefix):]] = load_json_object(raw, key=key)
+    if found.zarr_format == 3:
+        inline = {}
+        for relative_key, document in documents.items():
+            if document.get("node_type") == "group":
+                # Nested groups' own snapshots would repeat their subtrees.
+                document = {**document, "consolidated_metadata": None}
+            inline[relative_key.rsplit("/", 1)[0]] = document
+        group_document = found.metadata.to_json()
+        group_document["consolidated_metadata"] = {
+            "kind": "inline", "must_understand": False, "metadata": inline,
+        }
+        store_obj.set(join_path(group_path, ZARR_JSON), dump_json(group_document))
+    else:
+        store_obj.set(
+            join_path(group_path, ZMETADATA),
+            dump_json({"metadata": documents, "zarr_consolidated_format": 1}),
+        )
     return open_group_node(store_obj, group_path, read_only=False)
 
 

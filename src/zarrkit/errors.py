@@ -135,3 +135,12 @@ class UnsupportedOperationError(ZarrkitError, NotImplementedError):
     >>> issubclass(UnsupportedOperationError, NotImplementedError)
     True
     """
+
+
+class UnknownDataTypeError(UnsupportedDataTypeError, UnsupportedExtensionError):
+    """A ``data_type`` name that no registered data type implements: both an unsupported
+    data type and an unsupported ``must_understand`` extension, so either clause catches it.
+
+    >>> issubclass(UnknownDataTypeError, UnsupportedExtensionError)
+    True
+    """

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bz2
 import lzma
+import re
 import struct
 import zlib
 from typing import Any
@@ -58,7 +59,34 @@ def _stream_decode(decompressor: Any, data: Any, limit: int, what: str) -> bytes
     out = decompressor.decompress(bytes(data), limit + 1)
     if len(out) > limit:
         raise _too_big(what, limit)
+    if not decompressor.eof:
+        # A cut-short stream decompresses to a prefix without complaint.
+        raise ChunkDecodeError(f"{what}: the compressed stream is truncated")
     return bytes(out)
+
+
+def _zstd_undeclared(codec: Any, data: Any, limit: int, exact: bool, what: str) -> Any:
+    """Decode a zstd frame that does not declare its size into at most ``limit`` bytes.
+
+    numcodecs decodes such a frame into a caller's buffer only when the buffer has exactly
+    the decoded size, and its error then names that size; without a buffer it would grow
+    without bound. Without an exact size the buffer grows from a small guess, so a short
+    frame never reserves ``limit`` bytes.
+    """
+    size = limit if exact else min(limit, max(1 << 16, 8 * len(data)))
+    while True:
+        try:
+            return codec.decode(data, out=np.empty(size, dtype=np.uint8))
+        except RuntimeError as e:
+            if "too small" in str(e):
+                if size >= limit:
+                    raise _too_big(what, limit) from e
+                size = min(limit, size * 8)
+                continue
+            found = re.search(r"expected to decompress \d+, got (\d+)", str(e))
+            if exact or found is None:
+                raise
+            return codec.decode(data, out=np.empty(int(found.group(1)), dtype=np.uint8))
 
 
 def decode_bounded(
@@ -67,28 +95,36 @@ def decode_bounded(
     """Decode ``data`` with the numcodecs ``codec``, refusing output above ``limit`` bytes.
 
     ``limit=None`` decodes without a cap; ``exact=True`` says the output must be exactly
-    ``limit`` bytes, which lets a zstd frame that does not declare its size be decoded
-    into a buffer of that size instead of growing without bound. Errors from the codec
-    become ChunkDecodeError naming ``what``.
+    ``limit`` bytes (a zstd frame that does not declare its size must then fill that
+    buffer exactly). A zlib/gzip/bz2/lzma stream that ends early is refused. Errors from
+    the codec become ChunkDecodeError naming ``what``.
+
+    >>> import numcodecs, numpy as np
+    >>> data = numcodecs.Zstd().encode(np.zeros(1000, "u1"))
+    >>> decode_bounded(numcodecs.Zstd(), data, 999, what="c/0")
+    Traceback (most recent call last):
+    zarrkit.errors.ChunkDecodeError: c/0: decodes to more than the expected 999 bytes
     """
     codec_id = getattr(codec, "codec_id", None)
     try:
         if limit is not None:
             if codec_id == "blosc" and len(data) >= 16:
-                if struct.unpack_from("<I", memoryview(data), 4)[0] > limit:
+                nbytes, _, cbytes = struct.unpack_from("<III", memoryview(data), 4)
+                if nbytes > limit:
                     raise _too_big(what, limit)
+                if cbytes > len(data):
+                    # c-blosc trusts its header and would read past the buffer.
+                    raise ChunkDecodeError(
+                        f"{what}: blosc header says {cbytes} bytes, found {len(data)}"
+                    )
             elif codec_id == "zstd":
                 declared = zstd_content_size(data)
                 if declared is not None and declared > limit:
                     raise _too_big(what, limit)
-                if declared is None and exact:
-                    out = np.zeros(limit, dtype=np.uint8)
-                    try:
-                        return codec.decode(data, out=out)
-                    except RuntimeError as e:
-                        if "too small" in str(e):
-                            raise _too_big(what, limit) from e
-                        raise
+                if declared is None:
+                    return _zstd_undeclared(codec, data, limit, exact, what)
+                if declared == 0:  # numcodecs refuses frames of empty content
+                    return b""
             elif codec_id == "lz4" and len(data) >= 4:
                 if struct.unpack_from("<i", memoryview(data), 0)[0] > limit:
                     raise _too_big(what, limit)

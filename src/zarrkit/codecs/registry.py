@@ -14,11 +14,13 @@ zarrkit.errors.UnknownCodecError: unknown codec id 'no-such-codec'
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numcodecs
 from numcodecs.abc import Codec
 
+from zarrkit import registry as _registry
 from zarrkit.errors import MetadataError, UnknownCodecError
 
 # v3-style names whose numcodecs id differs, so ``{"name": ..., "configuration": ...}`` dicts
@@ -83,3 +85,44 @@ def to_codec(value: Any) -> Codec:
     if isinstance(value, str):
         return codec_from_config({"id": value})
     raise MetadataError(f"cannot interpret {value!r} as a codec")
+
+
+# --- Zarr v3 ---------------------------------------------------------------------------------
+# v3 codecs are looked up by their metadata ``name`` in zarrkit's own registry; a factory is
+# any ``factory(configuration, spec) -> codec`` (see zarrkit.codecs.v3.base). The built-in
+# codecs are registered when zarrkit.codecs.v3 is imported; ``numcodecs.<id>`` names need no
+# registration.
+
+
+def register_codec_v3(name: str, factory: Callable[[Mapping[str, Any], Any], Any]) -> None:
+    """Make a v3 codec available under ``name`` (replacing any codec of that name).
+
+    >>> from zarrkit.codecs.v3.compressors import Crc32cCodec
+    >>> register_codec_v3("example.crc32c", Crc32cCodec.from_config)
+    >>> codec_v3_factory("example.crc32c") is not None
+    True
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a codec name must be a non-empty string, found {name!r}")
+    if not callable(factory):
+        raise TypeError(f"a codec factory must be callable, found {factory!r}")
+    _registry.codecs.register(name, factory)
+
+
+def codec_v3_factory(name: str) -> Callable[[Mapping[str, Any], Any], Any] | None:
+    """The factory registered for the v3 codec ``name``, or None.
+
+    >>> codec_v3_factory("no-such-codec") is None
+    True
+    """
+    return _registry.codecs.get(name)  # type: ignore[return-value]
+
+
+def registered_codecs_v3() -> list[str]:
+    """Names of the registered v3 codecs, sorted.
+
+    >>> import zarrkit.codecs.v3
+    >>> {"bytes", "sharding_indexed"} <= set(registered_codecs_v3())
+    True
+    """
+    return _registry.codecs.names()

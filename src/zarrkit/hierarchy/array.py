@@ -22,6 +22,9 @@ from zarrkit.concurrency import chunk_lock, parallel_map
 from zarrkit.config import config
 from zarrkit.errors import MetadataError, ReadOnlyError
 from zarrkit.hierarchy.attributes import Attributes
+from zarrkit.hierarchy.consolidated import record_changes
+from zarrkit.hierarchy.nodes import array_metadata_key
+from zarrkit.hierarchy.sharded import read_sharded, supports_partial_io, write_sharded
 from zarrkit.indexing import (
     ChunkProjection,
     basic_indexer,
@@ -32,15 +35,29 @@ from zarrkit.indexing import (
     vindex_indexer,
 )
 from zarrkit.metadata.jsonio import dump_json
-from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ArrayMetadataV2
+from zarrkit.metadata.v2 import ZATTRS
 from zarrkit.paths import join_path, key_prefix
 from zarrkit.storage.base import Store
 
 
-def _read_fill(metadata: ArrayMetadataV2) -> Any:
+def _build_pipeline(metadata: Any) -> Any:
+    """The chunk codec pipeline for an array's metadata, of either format."""
+    if metadata.zarr_format == 3:
+        from zarrkit.codecs.v3.pipeline import CodecPipelineV3
+        from zarrkit.codecs.v3.spec import ChunkSpec
+
+        spec = ChunkSpec(shape=metadata.chunks, dtype=metadata.dtype,
+                         fill_value=metadata.fill_value)
+        return CodecPipelineV3.from_json(metadata.codecs, spec)
+    return V2ChunkPipeline.build(
+        metadata.dtype, metadata.chunks, metadata.order, metadata.compressor, metadata.filters,
+    )
+
+
+def _read_fill(metadata: Any) -> Any:
     """The value of elements in missing chunks: the fill value, or zero when it is null
     (the spec leaves such chunks undefined; zeros are what peers return)."""
-    if metadata.fill_value is not None:
+    if metadata.fill_value is not None or metadata.zarr_format == 3:
         return metadata.fill_value
     if metadata.dtype.kind == "O":
         filter_ids = {f.get("id") for f in metadata.filters or ()}
@@ -69,7 +86,7 @@ class Array:
         self,
         store: Store,
         path: str,
-        metadata: ArrayMetadataV2,
+        metadata: Any,
         *,
         read_only: bool = False,
         attributes: dict[str, Any] | None = None,
@@ -79,26 +96,43 @@ class Array:
         self._path = path
         self._read_only = read_only
         self._write_empty_chunks = write_empty_chunks
-        self._attrs = Attributes(
-            store, join_path(path, ZATTRS), read_only=read_only, loaded=attributes
-        )
+        self._metadata: Any = metadata
+        self._metadata_key: str = array_metadata_key(path, metadata.zarr_format)
         self._set_metadata(metadata)
-
-    def _set_metadata(self, metadata: ArrayMetadataV2) -> None:
-        self._metadata = metadata
-        try:
-            self._pipeline = V2ChunkPipeline.build(
-                metadata.dtype, metadata.chunks, metadata.order, metadata.compressor,
-                metadata.filters,
+        if metadata.zarr_format == 3:
+            # v3 keeps attributes inside zarr.json: a change rewrites that document.
+            self._attrs = Attributes(
+                store, self._metadata_key, read_only=read_only,
+                loaded=dict(metadata.attributes), writer=self._write_attributes_v3,
             )
+        else:
+            self._attrs = Attributes(
+                store, join_path(path, ZATTRS), read_only=read_only, loaded=attributes
+            )
+
+    def _write_attributes_v3(self, attributes: dict[str, Any]) -> None:
+        metadata = self._metadata.with_attributes(attributes)
+        self._write_metadata(metadata)
+        self._metadata = metadata
+
+    def _set_metadata(self, metadata: Any) -> None:
+        self._metadata = metadata
+        self._metadata_key = array_metadata_key(self._path, metadata.zarr_format)
+        try:
+            self._pipeline = _build_pipeline(metadata)
         except MetadataError as e:
-            raise type(e)(f"array {self.name!r} ({join_path(self._path, ZARRAY)}): {e}") from e
+            raise type(e)(f"array {self.name!r} ({self._metadata_key}): {e}") from e
+        # The storage grid: shards for a sharded array, chunks otherwise.
+        self._grid_chunks: tuple[int, ...] = tuple(metadata.chunks)
+        self._pipeline_sharding = getattr(self._pipeline, "sharding", None)
+        self._sharded_io = supports_partial_io(self._pipeline) if (
+            self._pipeline_sharding is not None) else False
         self._fill = _read_fill(metadata)
         self._prefix = key_prefix(self._path)
 
     # --- description ----------------------------------------------------------------------
     @property
-    def metadata(self) -> ArrayMetadataV2:
+    def metadata(self) -> Any:
         """The parsed array metadata document."""
         return self._metadata
 
@@ -129,8 +163,11 @@ class Array:
 
     @property
     def chunks(self) -> tuple[int, ...]:
-        """The shape of one chunk."""
-        return self._metadata.chunks
+        """The shape of one chunk (of one inner chunk when the array is sharded, as in
+        zarr-python; :attr:`shards` is then the shard shape)."""
+        if self._pipeline_sharding is not None:
+            return tuple(self._pipeline_sharding.chunk_shape)
+        return tuple(self._metadata.chunks)
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -159,8 +196,19 @@ class Array:
 
     @property
     def order(self) -> str:
-        """Memory layout of chunks, ``"C"`` or ``"F"``."""
-        return self._metadata.order
+        """Memory layout of chunks, ``"C"`` or ``"F"`` (format 3 is always ``"C"``; a
+        ``transpose`` codec changes the stored layout instead)."""
+        return getattr(self._metadata, "order", "C")
+
+    @property
+    def dimension_names(self) -> tuple[str | None, ...] | None:
+        """Names of the dimensions (format 3 metadata, or xarray's ``_ARRAY_DIMENSIONS``
+        attribute in format 2), or None."""
+        if self._metadata.zarr_format == 3:
+            names = self._metadata.dimension_names
+            return tuple(names) if names is not None else None
+        names = self._attrs.get("_ARRAY_DIMENSIONS")
+        return tuple(names) if isinstance(names, list) else None
 
     @property
     def zarr_format(self) -> int:
@@ -170,17 +218,35 @@ class Array:
     @property
     def compressors(self) -> tuple[Any, ...]:
         """The bytes-to-bytes codecs (for v2: the compressor, if any)."""
+        if self._metadata.zarr_format == 3:
+            return tuple(self._pipeline.bytes_bytes)
         return (self._pipeline.compressor,) if self._pipeline.compressor is not None else ()
 
     @property
     def compressor(self) -> Any:
-        """The v2 compressor, or None."""
-        return self._pipeline.compressor
+        """The v2 compressor (the first bytes-to-bytes codec in v3), or None."""
+        return self.compressors[0] if self.compressors else None
 
     @property
     def filters(self) -> tuple[Any, ...]:
         """The array-to-array codecs (v2 filters), applied in order on write."""
+        if self._metadata.zarr_format == 3:
+            return tuple(self._pipeline.array_array)
         return self._pipeline.filters
+
+    @property
+    def serializer(self) -> Any:
+        """The array-to-bytes codec of a format 3 array (None for format 2)."""
+        if self._metadata.zarr_format == 3:
+            return self._pipeline.array_bytes
+        return None
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        """The shard shape of a sharded array, else None."""
+        if self._pipeline_sharding is not None:
+            return tuple(self._metadata.chunks)
+        return None
 
     @property
     def attrs(self) -> Attributes:
@@ -202,26 +268,37 @@ class Array:
     @property
     def cdata_shape(self) -> tuple[int, ...]:
         """Number of chunks along each dimension."""
-        return tuple(math.ceil(s / c) for s, c in zip(self.shape, self.chunks, strict=True))
+        return tuple(math.ceil(s / c) for s, c in zip(self.shape, self._grid_chunks, strict=True))
 
     @property
     def nchunks(self) -> int:
         """Total number of chunks in the grid."""
         return math.prod(self.cdata_shape)
 
-    def _stored_chunk_keys(self) -> list[str]:
-        pattern = _chunk_key_pattern(self.ndim, self._metadata.dimension_separator)
+    def _parse_chunk_key(self, relative_key: str) -> tuple[int, ...] | None:
+        """The chunk coordinates a key (relative to the array) names, or None."""
+        if self._metadata.zarr_format == 3:
+            coords = self._metadata.chunk_key_encoding.decode(relative_key)
+            return None if coords is None or len(coords) != self.ndim else tuple(coords)
+        match = _chunk_key_pattern(self.ndim, self._metadata.dimension_separator).fullmatch(
+            relative_key)
+        if match is None:
+            return None
+        return tuple(int(c) for c in match.groups())
+
+    def _stored_chunks(self) -> list[tuple[str, tuple[int, ...]]]:
+        """(key, chunk coordinates) of every stored chunk inside the grid."""
         grid = self.cdata_shape
         found = []
         prefix_length = len(self._prefix)
         for key in self._store.list_prefix(self._prefix):  # type: ignore[attr-defined]
-            match = pattern.fullmatch(key[prefix_length:])
-            if match is None:
-                continue
-            coords = tuple(int(c) for c in match.groups()) if self.ndim else (0,)
-            if self.ndim == 0 or all(c < g for c, g in zip(coords, grid, strict=True)):
-                found.append(key)
+            coords = self._parse_chunk_key(key[prefix_length:])
+            if coords is not None and all(c < g for c, g in zip(coords, grid, strict=True)):
+                found.append((key, coords))
         return found
+
+    def _stored_chunk_keys(self) -> list[str]:
+        return [key for key, _ in self._stored_chunks()]
 
     @property
     def nchunks_initialized(self) -> int:
@@ -231,7 +308,7 @@ class Array:
     @property
     def nbytes_stored(self) -> int:
         """Bytes the array occupies in the store: its metadata and stored chunks."""
-        keys = [join_path(self._path, ZARRAY), join_path(self._path, ZATTRS)]
+        keys = [self._metadata_key, join_path(self._path, ZATTRS)]
         keys += self._stored_chunk_keys()
         return sum(len(v) for v in self._store.get_many(keys) if v is not None)
 
@@ -282,23 +359,23 @@ class Array:
         ...     slice(1, 8, 3))
         array([1, 4, 7])
         """
-        return self._read(basic_indexer(selection, self.shape, self.chunks))
+        return self._get(basic_indexer, selection)
 
     def get_orthogonal_selection(self, selection: Any) -> Any:
         """Read an outer-product selection (per-axis ints, slices, int arrays, masks)."""
-        return self._read(orthogonal_indexer(selection, self.shape, self.chunks))
+        return self._get(orthogonal_indexer, selection)
 
     def get_coordinate_selection(self, selection: Any) -> Any:
         """Read points given by one integer array per axis."""
-        return self._read(coordinate_indexer(selection, self.shape, self.chunks))
+        return self._get(coordinate_indexer, selection)
 
     def get_mask_selection(self, mask: Any) -> Any:
         """Read the elements where a boolean mask of the array's shape is true."""
-        return self._read(mask_indexer(mask, self.shape, self.chunks))
+        return self._get(mask_indexer, mask)
 
     def get_block_selection(self, selection: Any) -> Any:
         """Read whole chunks, selected by chunk-grid index."""
-        return self._read(block_indexer(selection, self.shape, self.chunks))
+        return self._get(block_indexer, selection)
 
     @property
     def oindex(self) -> OIndex:
@@ -320,6 +397,18 @@ class Array:
 
     def _decode(self, data: bytes, key: str) -> np.ndarray[Any, Any]:
         return self._pipeline.decode(data, what=f"array {self.name!r} chunk {key!r}")
+
+    def _get(self, factory: Any, selection: Any) -> Any:
+        if self._sharded_io:
+            return read_sharded(self, factory, selection)
+        return self._read(factory(selection, self.shape, self._grid_chunks))
+
+    def _set(self, factory: Any, selection: Any, value: Any) -> None:
+        self._check_writable()
+        if self._sharded_io:
+            write_sharded(self, factory, selection, value)
+        else:
+            self._write(factory(selection, self.shape, self._grid_chunks), value)
 
     def _read(self, indexer: Any) -> Any:
         projections: list[ChunkProjection] = list(indexer)
@@ -358,23 +447,23 @@ class Array:
         >>> a.set_basic_selection(slice(1, 3), [5, 6]); a[:]
         array([0, 5, 6, 0], dtype=int16)
         """
-        self._write(basic_indexer(selection, self.shape, self.chunks), value)
+        self._set(basic_indexer, selection, value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
         """Write an outer-product selection."""
-        self._write(orthogonal_indexer(selection, self.shape, self.chunks), value)
+        self._set(orthogonal_indexer, selection, value)
 
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
         """Write points given by one integer array per axis."""
-        self._write(coordinate_indexer(selection, self.shape, self.chunks), value)
+        self._set(coordinate_indexer, selection, value)
 
     def set_mask_selection(self, mask: Any, value: Any) -> None:
         """Write the elements where a boolean mask is true."""
-        self._write(mask_indexer(mask, self.shape, self.chunks), value)
+        self._set(mask_indexer, mask, value)
 
     def set_block_selection(self, selection: Any, value: Any) -> None:
         """Write whole chunks selected by chunk-grid index."""
-        self._write(block_indexer(selection, self.shape, self.chunks), value)
+        self._set(block_indexer, selection, value)
 
     def _check_writable(self) -> None:
         if self.read_only:
@@ -407,11 +496,12 @@ class Array:
 
     def _is_edge_chunk(self, chunk_coords: tuple[int, ...]) -> bool:
         return any(
-            (c + 1) * n > s for c, n, s in zip(chunk_coords, self.chunks, self.shape, strict=True)
+            (c + 1) * n > s
+            for c, n, s in zip(chunk_coords, self._grid_chunks, self.shape, strict=True)
         )
 
     def _empty_chunk(self) -> np.ndarray[Any, Any]:
-        return np.full(self.chunks, self._fill, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
+        return np.full(self._grid_chunks, self._fill, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
 
     def _load_chunk_for_update(self, key: str) -> np.ndarray[Any, Any]:
         data = self._store.get(key)
@@ -438,11 +528,12 @@ class Array:
         return bool((chunk == fill).all())
 
     def _store_chunk(self, key: str, chunk: np.ndarray[Any, Any]) -> None:
-        if (not self.write_empty_chunks and self._store.supports_deletes
-                and self._is_all_fill(chunk)):
+        skip = self._store.supports_deletes and not self.write_empty_chunks
+        encoded = None if skip and self._is_all_fill(chunk) else self._pipeline.encode(chunk)
+        if encoded is None:  # all fill, or a shard whose inner chunks are all empty
             self._store.delete(key)
         else:
-            self._store.set(key, self._pipeline.encode(chunk))
+            self._store.set(key, encoded)
 
     def _write(self, indexer: Any, value: Any) -> None:
         self._check_writable()
@@ -457,7 +548,7 @@ class Array:
                     if self._is_edge_chunk(projection.chunk_coords):
                         chunk = self._empty_chunk()
                     else:
-                        chunk = np.empty(self.chunks, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
+                        chunk = np.empty(self._grid_chunks, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
                 else:
                     chunk = self._load_chunk_for_update(key)
                 chunk[projection.chunk_selection] = part
@@ -466,8 +557,11 @@ class Array:
         parallel_map(write_one, projections)
 
     # --- shape changes ---------------------------------------------------------------------
-    def _write_metadata(self, metadata: ArrayMetadataV2) -> None:
-        self._store.set(join_path(self._path, ZARRAY), dump_json(metadata.to_json()))
+    def _write_metadata(self, metadata: Any) -> None:
+        document = metadata.to_json()
+        self._store.set(self._metadata_key, dump_json(document))
+        if metadata.zarr_format == 3 and self._path:
+            record_changes(self._store, {self._path: document})
 
     def resize(self, *shape: Any) -> None:
         """Change the shape; chunks wholly outside the new shape are deleted, and the
@@ -494,19 +588,17 @@ class Array:
             self._trim_chunks(new_shape)
 
     def _trim_chunks(self, shape: tuple[int, ...]) -> None:
-        separator = self._metadata.dimension_separator
-        pattern = _chunk_key_pattern(self.ndim, separator)
-        grid = tuple(math.ceil(s / c) for s, c in zip(shape, self.chunks, strict=True))
+        grid = tuple(math.ceil(s / c) for s, c in zip(shape, self._grid_chunks, strict=True))
         doomed: list[str] = []
         straddling: list[tuple[str, tuple[int, ...]]] = []
         for key in list(self._store.list_prefix(self._prefix)):  # type: ignore[attr-defined]
-            match = pattern.fullmatch(key[len(self._prefix):])
-            if match is None:
+            coords = self._parse_chunk_key(key[len(self._prefix):])
+            if coords is None:
                 continue
-            coords = tuple(int(c) for c in match.groups())
             if any(c >= g for c, g in zip(coords, grid, strict=True)):
                 doomed.append(key)
-            elif any((c + 1) * n > s for c, n, s in zip(coords, self.chunks, shape, strict=True)):
+            elif any((c + 1) * n > s
+                     for c, n, s in zip(coords, self._grid_chunks, shape, strict=True)):
                 straddling.append((key, coords))
         for key in doomed:
             self._store.delete(key)
@@ -515,7 +607,7 @@ class Array:
                 chunk = self._load_chunk_for_update(key)
                 inside = tuple(
                     slice(0, min(n, s - c * n))
-                    for c, n, s in zip(coords, self.chunks, shape, strict=True)
+                    for c, n, s in zip(coords, self._grid_chunks, shape, strict=True)
                 )
                 trimmed = self._empty_chunk()
                 trimmed[inside] = chunk[inside]
@@ -574,11 +666,11 @@ class VIndex:
 
     def __getitem__(self, selection: Any) -> Any:
         array = self._array
-        return array._read(vindex_indexer(selection, array.shape, array.chunks))
+        return array._get(vindex_indexer, selection)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         array = self._array
-        array._write(vindex_indexer(selection, array.shape, array.chunks), value)
+        array._set(vindex_indexer, selection, value)
 
 
 class BlockIndex:

@@ -180,3 +180,180 @@ def array_metadata_v2(
                           metadata.compressor, metadata.filters)
     metadata.to_json()
     return metadata
+
+
+DEFAULT_COMPRESSORS_V3: tuple[dict[str, Any], ...] = (
+    {"name": "zstd", "configuration": {"level": 0, "checksum": False}},
+)
+_SHUFFLE_NAMES = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle", -1: "shuffle"}
+
+
+def codec_json_v3(value: Any) -> dict[str, Any]:
+    """A user's codec argument in the v3 form ``{"name": ..., "configuration": ...}``.
+
+    Accepts v3 dicts and names, v2 ``{"id": ...}`` dicts and numcodecs objects; codecs with
+    a v3 name of their own (zstd, gzip, blosc, crc32c) get it, others become
+    ``numcodecs.<id>`` as zarr-python 3 writes them.
+
+    >>> codec_json_v3({"id": "zstd", "level": 3})
+    {'name': 'zstd', 'configuration': {'level': 3, 'checksum': False}}
+    >>> codec_json_v3("crc32c")
+    {'name': 'crc32c'}
+    """
+    if isinstance(value, str):
+        return {"name": value}
+    if isinstance(value, dict) and isinstance(value.get("name"), str):
+        return dict(value)
+    config = dict(to_codec(value).get_config())
+    codec_id = config.pop("id")
+    if codec_id == "zstd":
+        return {"name": "zstd", "configuration": {"level": config.get("level", 0),
+                                                  "checksum": config.get("checksum", False)}}
+    if codec_id == "gzip":
+        return {"name": "gzip", "configuration": {"level": config.get("level", 1)}}
+    if codec_id == "blosc":
+        shuffle = config.get("shuffle", 1)
+        return {"name": "blosc", "configuration": {
+            "cname": config.get("cname", "lz4"), "clevel": config.get("clevel", 5),
+            "shuffle": _SHUFFLE_NAMES.get(shuffle, shuffle),
+            "blocksize": config.get("blocksize", 0),
+        }}
+    if codec_id == "crc32c":
+        return {"name": "crc32c"}
+    return {"name": f"numcodecs.{codec_id}", "configuration": config}
+
+
+def _codec_list_v3(value: Any) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if isinstance(value, (Codec, dict, str)):
+        return [codec_json_v3(value)]
+    return [codec_json_v3(v) for v in value]
+
+
+def array_metadata_v3(
+    *,
+    shape: Any,
+    dtype: Any,
+    chunks: Any = None,
+    shards: Any = None,
+    fill_value: Any = 0,
+    order: str = "C",
+    compressors: Any = "auto",
+    compressor: Any = "auto",
+    filters: Any = None,
+    serializer: Any = "auto",
+    attributes: dict[str, Any] | None = None,
+    dimension_names: Any = None,
+    dimension_separator: str | None = None,
+    chunk_key_encoding: Any = None,
+    index_location: str = "end",
+) -> Any:
+    """Validated v3 metadata from ``create_array``-style arguments.
+
+    ``shards`` makes the array sharded: ``chunks`` is then the inner chunk shape and the
+    shard shape is the array's chunk grid.
+
+    >>> meta = array_metadata_v3(shape=(100,), dtype="u2", chunks=(10,), shards=(50,))
+    >>> meta.chunks, meta.codecs[0]["name"]
+    ((50,), 'sharding_indexed')
+    """
+    from zarrkit.codecs.v3.pipeline import CodecPipelineV3
+    from zarrkit.codecs.v3.spec import ChunkSpec
+    from zarrkit.metadata.chunk_grid import RegularChunkGrid
+    from zarrkit.metadata.chunk_key_encoding import ChunkKeyEncoding
+    from zarrkit.metadata.dtypes_v3 import data_type_v3_from_numpy
+    from zarrkit.metadata.v3 import ArrayMetadataV3
+
+    if order not in ("C", "F"):
+        raise MetadataError(f"order must be 'C' or 'F', found {order!r}")
+    numpy_dtype = normalize_dtype(dtype)
+    object_kind = "bytes" if dtype is bytes else ("string" if numpy_dtype.kind == "O" else None)
+    data_type = data_type_v3_from_numpy(numpy_dtype, object_kind=object_kind)
+    shape_tuple = normalize_shape(shape)
+    inner = normalize_chunks(chunks, shape_tuple, numpy_dtype.itemsize or 8)
+    if compressors != "auto" and compressor != "auto":
+        raise MetadataError("give either compressors or compressor, not both")
+    chosen = compressors if compressors != "auto" else compressor
+    bytes_codecs = (list(DEFAULT_COMPRESSORS_V3) if chosen == "auto"
+                    else _codec_list_v3(chosen))
+    if serializer == "auto":
+        if object_kind == "bytes":
+            serializer_json: dict[str, Any] = {"name": "vlen-bytes"}
+        elif object_kind == "string":
+            serializer_json = {"name": "vlen-utf8"}
+        elif numpy_dtype.itemsize > 1 and numpy_dtype.kind not in "SUV":
+            serializer_json = {"name": "bytes", "configuration": {"endian": "little"}}
+        else:
+            serializer_json = {"name": "bytes"}
+    else:
+        serializer_json = codec_json_v3(serializer)
+    codec_chain = [*_codec_list_v3(filters), serializer_json, *bytes_codecs]
+    if shards is not None:
+        shard_shape = normalize_chunks(shards, shape_tuple, numpy_dtype.itemsize or 8)
+        if any(s % c for s, c in zip(shard_shape, inner, strict=True)):
+            raise MetadataError(
+                f"shard shape {shard_shape} must be a multiple of the chunk shape {inner}"
+            )
+        codec_chain = [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": list(inner),
+            "codecs": codec_chain,
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                             {"name": "crc32c"}],
+            "index_location": index_location,
+        }}]
+        grid_shape = shard_shape
+    else:
+        grid_shape = inner
+    if chunk_key_encoding is None:
+        encoding = ChunkKeyEncoding("default", dimension_separator or "/")
+    elif isinstance(chunk_key_encoding, ChunkKeyEncoding):
+        encoding = chunk_key_encoding
+    else:
+        encoding = ChunkKeyEncoding.from_json(chunk_key_encoding)
+    if numpy_dtype.kind == "O":
+        fill = fill_value if fill_value not in (None, 0) else (
+            b"" if object_kind == "bytes" else "")
+    elif fill_value is None or (numpy_dtype.kind in "SUV" and isinstance(fill_value, int)
+                                and fill_value == 0):
+        fill = default_fill_value(numpy_dtype)
+    else:
+        fill = normalize_fill_value(fill_value, numpy_dtype)
+    names = None if dimension_names is None else tuple(dimension_names)
+    metadata = ArrayMetadataV3(
+        shape=shape_tuple,
+        data_type=data_type,
+        chunk_grid=RegularChunkGrid(tuple(grid_shape)),
+        chunk_key_encoding=encoding,
+        fill_value=fill,
+        codecs=tuple(codec_chain),
+        attributes=dict(attributes or {}),
+        dimension_names=names,
+    )
+    # Building the pipeline validates every codec (and fills in defaults such as blosc's
+    # typesize) before anything is written.
+    spec = ChunkSpec(shape=metadata.chunks, dtype=metadata.dtype, fill_value=metadata.fill_value)
+    pipeline = CodecPipelineV3.from_json(metadata.codecs, spec)
+    from dataclasses import replace
+
+    metadata = replace(metadata, codecs=tuple(pipeline.to_json()))
+    metadata.to_json()
+    return metadata
+
+
+def array_metadata(*, zarr_format: int, attributes: dict[str, Any] | None = None,
+                   **options: Any) -> Any:
+    """Array metadata of either format from ``create_array``-style arguments.
+
+    >>> array_metadata(zarr_format=2, shape=(3,), dtype="i1").zarr_format
+    2
+    """
+    if zarr_format == 3:
+        return array_metadata_v3(attributes=attributes, **options)
+    if zarr_format != 2:
+        raise MetadataError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
+    for name in ("shards", "serializer", "dimension_names", "index_location"):
+        if options.get(name) not in (None, "auto"):
+            raise MetadataError(f"{name!r} needs zarr_format=3")
+        options.pop(name, None)
+    return array_metadata_v2(**options)

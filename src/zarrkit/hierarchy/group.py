@@ -12,20 +12,24 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from zarrkit.errors import ContainsNodeError, GroupNotFoundError, NodeNotFoundError, ReadOnlyError
+from zarrkit.errors import ContainsNodeError, NodeNotFoundError, ReadOnlyError
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.attributes import Attributes
-from zarrkit.hierarchy.creation import array_metadata_v2
+from zarrkit.hierarchy.consolidated import current_snapshot, record_changes
+from zarrkit.hierarchy.creation import array_metadata
 from zarrkit.hierarchy.nodes import (
+    ZARR_JSON,
     Consolidated,
+    FoundNode,
     create_array_node,
     create_group_node,
     delete_node,
+    find_node,
+    group_metadata_key,
     node_kind,
-    read_array_metadata,
-    read_attributes,
-    read_group_metadata,
+    require_group,
 )
+from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP
 from zarrkit.paths import join_path, key_prefix, normalize_path
 from zarrkit.storage.base import Store
@@ -46,17 +50,45 @@ class Group:
         store: Store,
         path: str = "",
         *,
+        zarr_format: int = 2,
+        metadata: Any = None,
         read_only: bool = False,
         attributes: dict[str, Any] | None = None,
         consolidated: Consolidated | None = None,
     ) -> None:
         self._store = store
         self._path = path
+        self._zarr_format = zarr_format
+        self._metadata = metadata
         self._read_only = read_only
         self._consolidated = consolidated
-        self._attrs = Attributes(
-            store, join_path(path, ZATTRS), read_only=read_only, loaded=attributes
-        )
+        if zarr_format == 3:
+            if metadata is None:
+                from zarrkit.metadata.v3 import GroupMetadataV3
+
+                self._metadata = GroupMetadataV3(attributes=dict(attributes or {}))
+            # v3 keeps attributes inside zarr.json: a change rewrites that document.
+            self._attrs = Attributes(
+                store, group_metadata_key(path, 3), read_only=read_only,
+                loaded=dict(self._metadata.attributes), writer=self._write_attributes_v3,
+            )
+        else:
+            self._attrs = Attributes(
+                store, join_path(path, ZATTRS), read_only=read_only, loaded=attributes
+            )
+
+    def _write_attributes_v3(self, attributes: dict[str, Any]) -> None:
+        from dataclasses import replace
+
+        # Keep the snapshot other writes may have refreshed since this object was made.
+        snapshot = current_snapshot(self._store, self._path)
+        metadata = replace(self._metadata, attributes=dict(attributes),
+                           consolidated_metadata=snapshot)
+        document = metadata.to_json()
+        self._store.set(group_metadata_key(self._path, 3), dump_json(document))
+        self._metadata = metadata
+        if self._path:
+            record_changes(self._store, {self._path: document})
 
     # --- description ------------------------------------------------------------------------
     @property
@@ -87,7 +119,12 @@ class Group:
     @property
     def zarr_format(self) -> int:
         """The Zarr format version."""
-        return 2
+        return self._zarr_format
+
+    @property
+    def metadata(self) -> Any:
+        """The parsed group metadata document (None for a format 2 group)."""
+        return self._metadata
 
     @property
     def read_only(self) -> bool:
@@ -116,17 +153,11 @@ class Group:
         return join_path(self._path, relative)
 
     def _open_node(self, path: str) -> Array | Group:
-        kind = node_kind(self._store, path, self._consolidated)
-        if kind is None:
+        found = find_node(self._store, path, self._consolidated)
+        if found is None:
             raise NodeNotFoundError(f"no array or group at path {path!r}")
-        attributes = read_attributes(self._store, path, self._consolidated)
-        if kind == "array":
-            metadata = read_array_metadata(self._store, path, self._consolidated)
-            return Array(self._store, path, metadata, read_only=self._read_only,
-                         attributes=attributes)
-        read_group_metadata(self._store, path, self._consolidated)
-        return Group(self._store, path, read_only=self._read_only, attributes=attributes,
-                     consolidated=self._consolidated)
+        return node_from_found(self._store, found, read_only=self._read_only,
+                               consolidated=self._consolidated)
 
     def __getitem__(self, name: str) -> Array | Group:
         return self._open_node(self._child_path(name))
@@ -150,15 +181,16 @@ class Group:
             for key in self._consolidated:
                 if key.startswith(prefix):
                     head, _, tail = key[len(prefix):].partition("/")
-                    if tail in (ZARRAY, ZGROUP):
+                    if tail in (ZARRAY, ZGROUP, ZARR_JSON):
                         names.add(head)
             return sorted(names)
         _, candidates = self._store.list_dir(prefix)  # type: ignore[attr-defined]
-        keys = [k for c in candidates
-                for k in (f"{prefix}{c}/{ZARRAY}", f"{prefix}{c}/{ZGROUP}")]
+        names_per_child = (ZARR_JSON, ZARRAY, ZGROUP)
+        keys = [f"{prefix}{c}/{name}" for c in candidates for name in names_per_child]
         values = self._store.get_many(keys)
+        width = len(names_per_child)
         return [c for i, c in enumerate(candidates)
-                if values[2 * i] is not None or values[2 * i + 1] is not None]
+                if any(v is not None for v in values[width * i:width * (i + 1)])]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._child_names())
@@ -253,16 +285,19 @@ class Group:
         """Create a group (and missing intermediate groups) at ``name``."""
         self._check_writable()
         path = self._child_path(name)
-        create_group_node(self._store, path, attributes, overwrite=overwrite)
-        return Group(self._store, path, attributes=attributes or {})
+        create_group_node(self._store, path, attributes, overwrite=overwrite,
+                          zarr_format=self._zarr_format)
+        return Group(self._store, path, zarr_format=self._zarr_format,
+                     attributes=attributes or {})
 
     def require_group(self, name: str, **kwargs: Any) -> Group:
         """The group at ``name``, created if missing; an array there is an error."""
         path = self._child_path(name)
         kind = node_kind(self._store, path, self._consolidated)
         if kind == "group":
-            return Group(self._store, path, read_only=self._read_only,
-                         consolidated=self._consolidated)
+            group = self[name]
+            assert isinstance(group, Group)
+            return group
         if kind == "array":
             raise ContainsNodeError(f"an array already exists at path {path!r}")
         return self.create_group(name, **kwargs)
@@ -273,26 +308,21 @@ class Group:
         *,
         shape: Any,
         dtype: Any = "float64",
-        chunks: Any = None,
-        fill_value: Any = 0,
-        order: str = "C",
-        compressors: Any = "auto",
-        compressor: Any = "auto",
-        filters: Any = None,
         attributes: dict[str, Any] | None = None,
-        dimension_separator: str | None = None,
-        chunk_key_encoding: Any = None,
         overwrite: bool = False,
         write_empty_chunks: bool | None = None,
         data: Any = None,
+        zarr_format: int | None = None,
+        **options: Any,
     ) -> Array:
-        """Create an array at ``name`` (see :func:`zarrkit.create_array`)."""
+        """Create an array at ``name``; ``options`` are those of
+        :func:`zarrkit.create_array` (chunks, shards, fill_value, compressors...). The
+        format defaults to the group's."""
         self._check_writable()
         path = self._child_path(name)
-        metadata = array_metadata_v2(
-            shape=shape, dtype=dtype, chunks=chunks, fill_value=fill_value, order=order,
-            compressors=compressors, compressor=compressor, filters=filters,
-            dimension_separator=dimension_separator, chunk_key_encoding=chunk_key_encoding,
+        metadata = array_metadata(
+            zarr_format=zarr_format or self._zarr_format, shape=shape, dtype=dtype,
+            attributes=attributes, **options,
         )
         create_array_node(self._store, path, metadata, attributes, overwrite=overwrite)
         array = Array(self._store, path, metadata, attributes=attributes or {},
@@ -327,15 +357,25 @@ class Group:
         return self
 
 
+def node_from_found(
+    store: Store, found: FoundNode, *, read_only: bool,
+    consolidated: Consolidated | None = None, write_empty_chunks: bool | None = None,
+) -> Array | Group:
+    """The Array or Group object for a node that :func:`find_node` located."""
+    if found.kind == "array":
+        return Array(store, found.path, found.metadata, read_only=read_only,
+                     attributes=found.attributes, write_empty_chunks=write_empty_chunks)
+    return Group(store, found.path, zarr_format=found.zarr_format,
+                 metadata=found.metadata if found.zarr_format == 3 else None,
+                 read_only=read_only, attributes=found.attributes, consolidated=consolidated)
+
+
 def open_group_node(
-    store: Store, path: str, *, read_only: bool, consolidated: Consolidated | None = None
+    store: Store, path: str, *, read_only: bool, consolidated: Consolidated | None = None,
+    zarr_format: int | None = None,
 ) -> Group:
     """The existing group at ``path``, or GroupNotFoundError."""
-    kind = node_kind(store, path, consolidated)
-    if kind != "group":
-        what = "an array" if kind == "array" else "nothing"
-        raise GroupNotFoundError(f"no group at path {path!r} (found {what})")
-    read_group_metadata(store, path, consolidated)
-    return Group(store, path, read_only=read_only,
-                 attributes=read_attributes(store, path, consolidated),
-                 consolidated=consolidated)
+    found = require_group(store, path, consolidated, zarr_format)
+    group = node_from_found(store, found, read_only=read_only, consolidated=consolidated)
+    assert isinstance(group, Group)
+    return group

@@ -1,12 +1,13 @@
-"""Reading, creating and deleting nodes (arrays and groups) in a store.
+"""Finding, creating and deleting nodes (arrays and groups) of either Zarr format.
 
-Creation follows the v2 spec: every missing ancestor becomes a group, and a name cannot hold
+A node's metadata is ``zarr.json`` (format 3) or ``.zarray``/``.zgroup`` plus ``.zattrs``
+(format 2). Creating a node creates every missing ancestor group, and a name cannot hold
 both an array and a group. Everything is validated before the first write, so a failed
 creation leaves the store as it was.
 
 >>> from zarrkit.storage import MemoryStore
 >>> store = MemoryStore()
->>> create_group_node(store, "a/b")
+>>> create_group_node(store, "a/b", zarr_format=2)
 >>> sorted(store.list())
 ['.zgroup', 'a/.zgroup', 'a/b/.zgroup']
 """
@@ -14,16 +15,47 @@ creation leaves the store as it was.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Union
 
-from zarrkit.errors import ContainsNodeError, NodeNotFoundError, ReadOnlyError
+from zarrkit.errors import (
+    ArrayNotFoundError,
+    ContainsNodeError,
+    GroupNotFoundError,
+    MetadataError,
+    NodeNotFoundError,
+    ReadOnlyError,
+)
+from zarrkit.hierarchy.consolidated import record_changes
 from zarrkit.metadata.jsonio import dump_json, load_json_object
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP, ArrayMetadataV2, GroupMetadataV2
 from zarrkit.paths import ancestors, join_path, key_prefix
 from zarrkit.storage.base import Store
 
+if TYPE_CHECKING:
+    from zarrkit.metadata.v3 import ArrayMetadataV3, GroupMetadataV3
+
+ZARR_JSON = "zarr.json"
+
 NodeKind = Literal["array", "group"]
 Consolidated = Mapping[str, Any]
+ArrayMetadata = Union[ArrayMetadataV2, "ArrayMetadataV3"]
+GroupMetadata = Union[GroupMetadataV2, "GroupMetadataV3"]
+
+
+@dataclass(frozen=True)
+class FoundNode:
+    """What :func:`find_node` learnt about a node: its kind, format and metadata.
+
+    ``attributes`` is the attributes document when it is already known (always for format
+    3, for format 2 when read from consolidated metadata), else None: read it lazily.
+    """
+
+    path: str
+    kind: NodeKind
+    zarr_format: int
+    metadata: Any
+    attributes: dict[str, Any] | None
 
 
 def read_document(
@@ -42,72 +74,140 @@ def read_document(
     return None if raw is None else load_json_object(raw, key=key)
 
 
+def _documents(
+    store: Store, keys: list[str], consolidated: Consolidated | None
+) -> list[dict[str, Any] | None]:
+    if consolidated is not None:
+        return [None if consolidated.get(k) is None else dict(consolidated[k]) for k in keys]
+    return [None if raw is None else load_json_object(raw, key=key)
+            for key, raw in zip(keys, store.get_many(keys), strict=True)]
+
+
+def find_node(
+    store: Store,
+    path: str,
+    consolidated: Consolidated | None = None,
+    zarr_format: int | None = None,
+) -> FoundNode | None:
+    """The node at ``path`` with its parsed metadata, or None if there is none.
+
+    ``zarr_format=None`` looks for both formats (``zarr.json`` first).
+
+    >>> from zarrkit.storage import MemoryStore
+    >>> find_node(MemoryStore({".zgroup": b'{"zarr_format": 2}'}), "").kind
+    'group'
+    """
+    if zarr_format not in (None, 2, 3):
+        raise MetadataError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
+    keys: list[str] = []
+    if zarr_format in (None, 3):
+        keys.append(join_path(path, ZARR_JSON))
+    if zarr_format in (None, 2):
+        keys += [join_path(path, ZARRAY), join_path(path, ZGROUP)]
+    documents = dict(zip(keys, _documents(store, keys, consolidated), strict=True))
+    v3_doc = documents.get(join_path(path, ZARR_JSON))
+    if v3_doc is not None:
+        from zarrkit.metadata.v3 import ArrayMetadataV3, parse_node_v3
+
+        key = join_path(path, ZARR_JSON)
+        metadata = parse_node_v3(v3_doc, key)
+        kind: NodeKind = "array" if isinstance(metadata, ArrayMetadataV3) else "group"
+        return FoundNode(path, kind, 3, metadata, dict(metadata.attributes))
+    array_doc = documents.get(join_path(path, ZARRAY))
+    group_doc = documents.get(join_path(path, ZGROUP))
+    if array_doc is None and group_doc is None:
+        return None
+    attributes = None
+    if consolidated is not None:
+        attributes = dict(consolidated.get(join_path(path, ZATTRS)) or {})
+    if array_doc is not None:
+        key = join_path(path, ZARRAY)
+        return FoundNode(path, "array", 2, ArrayMetadataV2.from_json(array_doc, key=key),
+                         attributes)
+    key = join_path(path, ZGROUP)
+    return FoundNode(path, "group", 2, GroupMetadataV2.from_json(group_doc or {}, key=key),
+                     attributes)
+
+
 def node_kind(
     store: Store, path: str, consolidated: Consolidated | None = None
 ) -> NodeKind | None:
-    """``"array"``, ``"group"`` or None for the node at ``path``.
+    """``"array"``, ``"group"`` or None for the node at ``path`` (either format).
 
     >>> from zarrkit.storage import MemoryStore
     >>> node_kind(MemoryStore(), "x") is None
     True
     """
-    array_key, group_key = join_path(path, ZARRAY), join_path(path, ZGROUP)
+    keys = [join_path(path, ZARR_JSON), join_path(path, ZARRAY), join_path(path, ZGROUP)]
     if consolidated is not None:
-        if array_key in consolidated:
-            return "array"
-        return "group" if group_key in consolidated else None
-    array_doc, group_doc = store.get_many([array_key, group_key])
+        present = [consolidated.get(k) for k in keys]
+    else:
+        present = list(store.get_many(keys))
+    v3_doc, array_doc, group_doc = present
+    if v3_doc is not None:
+        document = v3_doc if isinstance(v3_doc, dict) else load_json_object(v3_doc, key=keys[0])
+        return "array" if document.get("node_type") == "array" else "group"
     if array_doc is not None:
         return "array"
     return "group" if group_doc is not None else None
 
 
-def read_array_metadata(
-    store: Store, path: str, consolidated: Consolidated | None = None
-) -> ArrayMetadataV2:
-    """The parsed ``.zarray`` of the array at ``path``.
+def require_array(
+    store: Store, path: str, consolidated: Consolidated | None = None,
+    zarr_format: int | None = None,
+) -> FoundNode:
+    """The array at ``path``, or ArrayNotFoundError.
 
     >>> from zarrkit.storage import MemoryStore
-    >>> read_array_metadata(MemoryStore(), "missing")
+    >>> require_array(MemoryStore(), "missing")
     Traceback (most recent call last):
-    zarrkit.errors.ArrayNotFoundError: no array at path 'missing'
+    zarrkit.errors.ArrayNotFoundError: no array at path 'missing' (found nothing)
     """
-    from zarrkit.errors import ArrayNotFoundError
-
-    key = join_path(path, ZARRAY)
-    document = read_document(store, key, consolidated)
-    if document is None:
-        raise ArrayNotFoundError(f"no array at path {path!r}")
-    return ArrayMetadataV2.from_json(document, key=key)
+    node = find_node(store, path, consolidated, zarr_format)
+    if node is None or node.kind != "array":
+        what = "a group" if node is not None else "nothing"
+        raise ArrayNotFoundError(f"no array at path {path!r} (found {what})")
+    return node
 
 
-def read_group_metadata(
-    store: Store, path: str, consolidated: Consolidated | None = None
-) -> GroupMetadataV2:
-    """The parsed ``.zgroup`` of the group at ``path``.
+def require_group(
+    store: Store, path: str, consolidated: Consolidated | None = None,
+    zarr_format: int | None = None,
+) -> FoundNode:
+    """The group at ``path``, or GroupNotFoundError.
 
     >>> from zarrkit.storage import MemoryStore
-    >>> read_group_metadata(MemoryStore({".zgroup": b"[1]"}), "")
+    >>> require_group(MemoryStore({".zgroup": b"[1]"}), "")
     Traceback (most recent call last):
     zarrkit.errors.MetadataError: .zgroup: expected a JSON object, found list
     """
-    from zarrkit.errors import GroupNotFoundError
-
-    key = join_path(path, ZGROUP)
-    document = read_document(store, key, consolidated)
-    if document is None:
-        raise GroupNotFoundError(f"no group at path {path!r}")
-    return GroupMetadataV2.from_json(document, key=key)
+    node = find_node(store, path, consolidated, zarr_format)
+    if node is None or node.kind != "group":
+        what = "an array" if node is not None else "nothing"
+        raise GroupNotFoundError(f"no group at path {path!r} (found {what})")
+    return node
 
 
-def read_attributes(
-    store: Store, path: str, consolidated: Consolidated | None = None
-) -> dict[str, Any] | None:
-    """The attributes document at ``path`` when consolidated metadata holds it, else None
-    (attributes are then read lazily from the store)."""
-    if consolidated is None:
-        return None
-    return dict(consolidated.get(join_path(path, ZATTRS)) or {})
+def group_document(zarr_format: int, attributes: dict[str, Any] | None = None) -> bytes:
+    """The serialised metadata of a new group.
+
+    >>> group_document(2)
+    b'{\\n    "zarr_format": 2\\n}'
+    """
+    if zarr_format == 3:
+        from zarrkit.metadata.v3 import GroupMetadataV3
+
+        return dump_json(GroupMetadataV3(attributes=dict(attributes or {})).to_json())
+    return dump_json(GroupMetadataV2().to_json())
+
+
+def group_metadata_key(path: str, zarr_format: int) -> str:
+    """The key holding a group's metadata document.
+
+    >>> group_metadata_key("a", 3), group_metadata_key("a", 2)
+    ('a/zarr.json', 'a/.zgroup')
+    """
+    return join_path(path, ZARR_JSON if zarr_format == 3 else ZGROUP)
 
 
 def _check_store_writable(store: Store, path: str, kind: NodeKind) -> None:
@@ -115,24 +215,33 @@ def _check_store_writable(store: Store, path: str, kind: NodeKind) -> None:
         raise ReadOnlyError(f"cannot create {kind} {path or '/'!r}: {store!r} is read-only")
 
 
-def _prepare_ancestors(store: Store, path: str) -> list[str]:
-    """Check that no ancestor is an array; return the ancestors lacking group metadata."""
-    missing = []
+def _missing_ancestors(store: Store, path: str) -> list[str]:
+    """Check that no ancestor is an array; return the ancestors with no group metadata.
+
+    Ancestors with no metadata are implicit groups (v3); creating them is idempotent, so
+    two workers creating siblings at once both succeed.
+    """
     candidates = ancestors(path)
-    keys = [k for p in candidates for k in (join_path(p, ZARRAY), join_path(p, ZGROUP))]
+    keys = [k for p in candidates
+            for k in (join_path(p, ZARR_JSON), join_path(p, ZARRAY), join_path(p, ZGROUP))]
     values = store.get_many(keys)
+    missing = []
     for i, ancestor in enumerate(candidates):
-        array_doc, group_doc = values[2 * i], values[2 * i + 1]
-        if array_doc is not None:
+        v3_raw, array_raw, group_raw = values[3 * i:3 * i + 3]
+        is_array = array_raw is not None
+        if v3_raw is not None:
+            document = load_json_object(v3_raw, key=keys[3 * i])
+            is_array = is_array or document.get("node_type") == "array"
+        if is_array:
             raise ContainsNodeError(
                 f"cannot create a node under {path!r}: {ancestor or '/'!r} is an array"
             )
-        if group_doc is None:
+        if v3_raw is None and group_raw is None:
             missing.append(ancestor)
     return missing
 
 
-def _clear_for_new_node(store: Store, path: str, *, overwrite: bool, kind: NodeKind) -> None:
+def _clear_for_new_node(store: Store, path: str, *, overwrite: bool) -> None:
     existing = node_kind(store, path)
     if existing is None:
         return
@@ -145,14 +254,13 @@ def delete_node(store: Store, path: str) -> None:
     """Delete the node at ``path`` and everything below it.
 
     >>> from zarrkit.storage import MemoryStore
-    >>> s = MemoryStore(); create_group_node(s, "a/b"); delete_node(s, "a")
+    >>> s = MemoryStore(); create_group_node(s, "a/b", zarr_format=2); delete_node(s, "a")
     >>> sorted(s.list())
     ['.zgroup']
     """
     store.delete_prefix(key_prefix(path))
     if path:
-        for name in (ZARRAY, ZGROUP, ZATTRS):
-            store.delete(join_path(path, name))
+        record_changes(store, {path: None})
 
 
 def create_group_node(
@@ -160,49 +268,66 @@ def create_group_node(
     path: str,
     attributes: dict[str, Any] | None = None,
     *,
+    zarr_format: int,
     overwrite: bool = False,
-    exist_ok: bool = False,
 ) -> None:
     """Write a group (and any missing ancestor groups) at ``path``."""
     _check_store_writable(store, path, "group")
-    missing = _prepare_ancestors(store, path)
-    existing = node_kind(store, path)
-    if existing == "group" and exist_ok and not overwrite:
-        if attributes:
-            store.set(join_path(path, ZATTRS), dump_json(attributes))
-        return
-    if existing == "array" and exist_ok and not overwrite:
-        raise ContainsNodeError(f"an array already exists at path {path or '/'!r}")
-    attributes_doc = dump_json(attributes) if attributes else None
-    _clear_for_new_node(store, path, overwrite=overwrite, kind="group")
-    group_doc = dump_json(GroupMetadataV2().to_json())
-    items = {join_path(p, ZGROUP): group_doc for p in missing}
-    items[join_path(path, ZGROUP)] = group_doc
+    missing = _missing_ancestors(store, path)
+    document = group_document(zarr_format, attributes)
+    attributes_doc = dump_json(attributes) if attributes and zarr_format == 2 else None
+    _clear_for_new_node(store, path, overwrite=overwrite)
+    empty_group = group_document(zarr_format)
+    items = {group_metadata_key(p, zarr_format): empty_group for p in missing}
+    items[group_metadata_key(path, zarr_format)] = document
     if attributes_doc is not None:
         items[join_path(path, ZATTRS)] = attributes_doc
     store.set_many(items)
+    if zarr_format == 3:
+        _record_created(store, missing, path, document)
+
+
+def _record_created(store: Store, missing: list[str], path: str, document: bytes) -> None:
+    empty = load_json_object(group_document(3), key=ZARR_JSON)
+    changes: dict[str, dict[str, Any] | None] = {p: empty for p in missing if p}
+    if path:
+        changes[path] = load_json_object(document, key=join_path(path, ZARR_JSON))
+    record_changes(store, changes)
+
+
+def array_metadata_key(path: str, zarr_format: int) -> str:
+    """The key holding an array's metadata document.
+
+    >>> array_metadata_key("", 2)
+    '.zarray'
+    """
+    return join_path(path, ZARR_JSON if zarr_format == 3 else ZARRAY)
 
 
 def create_array_node(
     store: Store,
     path: str,
-    metadata: ArrayMetadataV2,
+    metadata: Any,
     attributes: dict[str, Any] | None = None,
     *,
     overwrite: bool = False,
 ) -> None:
-    """Write array metadata at ``path`` (and any missing ancestor groups)."""
+    """Write array metadata at ``path`` (and any missing ancestor groups). For format 3
+    the attributes live in ``metadata`` itself."""
     _check_store_writable(store, path, "array")
+    zarr_format = metadata.zarr_format
     array_doc = dump_json(metadata.to_json())
-    attributes_doc = dump_json(attributes) if attributes else None
-    missing = _prepare_ancestors(store, path)
-    _clear_for_new_node(store, path, overwrite=overwrite, kind="array")
-    group_doc = dump_json(GroupMetadataV2().to_json())
-    items = {join_path(p, ZGROUP): group_doc for p in missing}
-    items[join_path(path, ZARRAY)] = array_doc
+    attributes_doc = dump_json(attributes) if attributes and zarr_format == 2 else None
+    missing = _missing_ancestors(store, path)
+    _clear_for_new_node(store, path, overwrite=overwrite)
+    empty_group = group_document(zarr_format)
+    items = {group_metadata_key(p, zarr_format): empty_group for p in missing}
+    items[array_metadata_key(path, zarr_format)] = array_doc
     if attributes_doc is not None:
         items[join_path(path, ZATTRS)] = attributes_doc
     store.set_many(items)
+    if zarr_format == 3:
+        _record_created(store, missing, path, array_doc)
 
 
 def require_node(

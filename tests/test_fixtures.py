@@ -1,5 +1,5 @@
-"""Every format-2 store in the shared corpus, written by zarr-python and tensorstore, reads
-exactly as its expected .npy says."""
+"""Every store in the shared corpus (formats 2 and 3), written by zarr-python and
+tensorstore, reads exactly as its expected .npy says."""
 
 from __future__ import annotations
 
@@ -22,6 +22,14 @@ def _entries(zarr_format: int) -> list[dict]:
 
 def assert_same(actual: np.ndarray, expected: np.ndarray) -> None:
     assert actual.shape == expected.shape
+    if actual.dtype.name in ML_DTYPES_AS_BITS:
+        # The corpus stores ml_dtypes values as what numpy can hold: bit patterns for
+        # bfloat16 and float8, small ints for int4/int2.
+        expected_kind = ML_DTYPES_AS_BITS[actual.dtype.name]
+        converted = (actual.view(expected.dtype) if expected_kind == "bits"
+                     else actual.astype(expected.dtype))
+        assert np.array_equal(converted, expected)
+        return
     if expected.dtype.fields is not None:
         assert actual.dtype.names == expected.dtype.names
         for name in expected.dtype.names:
@@ -40,6 +48,8 @@ def assert_same(actual: np.ndarray, expected: np.ndarray) -> None:
         assert np.array_equal(actual, expected)
 
 
+ML_DTYPES_AS_BITS = {"bfloat16": "bits", "float8_e4m3fn": "bits", "float8_e5m2": "bits",
+                     "int4": "values", "uint4": "values", "int2": "values", "uint2": "values"}
 V2_ENTRIES = _entries(2)
 
 
@@ -53,6 +63,20 @@ def test_read_v2_fixture(entry: dict) -> None:
     assert array.shape == tuple(entry["shape"])
 
 
-def test_fixture_manifest_has_v2_cases() -> None:
+V3_ENTRIES = _entries(3)
+
+
+@pytest.mark.parametrize("entry", V3_ENTRIES, ids=[e["id"] + ":" + e["array"] for e in V3_ENTRIES])
+def test_read_v3_fixture(entry: dict) -> None:
+    corpus = fixtures_dir() / "corpus"
+    expected = np.load(corpus / entry["expected"], allow_pickle=False)
+    array = zk.open_array(str(corpus / entry["store"]), mode="r", path=entry["array"] or None)
+    assert array.zarr_format == 3
+    assert_same(np.asarray(array[...]), expected)
+    assert array.shape == tuple(entry["shape"])
+
+
+def test_fixture_manifest_has_cases() -> None:
     fixtures_dir()
     assert len(V2_ENTRIES) >= 60
+    assert len(V3_ENTRIES) >= 70

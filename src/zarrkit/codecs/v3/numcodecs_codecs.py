@@ -1,0 +1,223 @@
+"""Codecs that zarr-python stores as ``numcodecs.<id>``, run by numcodecs itself.
+
+Filters (delta, fixedscaleoffset, astype, quantize, bitround, packbits, categorize) are
+``array -> array``; object serialisers and numeric array compressors (json2, msgpack2,
+vlen-*, pcodec, zfpy) are ``array -> bytes``; every other id (compressors, checksums,
+shuffle) is ``bytes -> bytes``. ``numcodecs.pickle`` is refused: decoding it would run
+arbitrary code from the store.
+
+>>> import numpy as np
+>>> from zarrkit.codecs.v3.spec import ChunkSpec
+>>> codec = numcodecs_codec("numcodecs.zlib", {"level": 1}, ChunkSpec((4,), np.dtype("u1")))
+>>> codec.kind, codec.to_json()
+('bytes -> bytes', {'name': 'numcodecs.zlib', 'configuration': {'level': 1}})
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numcodecs
+import numpy as np
+
+from zarrkit.codecs.bounded import decode_bounded
+from zarrkit.codecs.v3.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, Codec
+from zarrkit.codecs.v3.compressors import as_bytes_view
+from zarrkit.codecs.v3.spec import ChunkSpec, native_dtype
+from zarrkit.errors import ChunkDecodeError, MetadataError, UnknownCodecError
+
+PREFIX = "numcodecs."
+_ARRAY_ARRAY = {
+    "delta", "fixedscaleoffset", "astype", "quantize", "bitround", "packbits", "categorize",
+}
+_ARRAY_BYTES = {"pcodec", "zfpy", "json2", "msgpack2", "vlen-array", "vlen-utf8", "vlen-bytes"}
+_REFUSED = {"pickle"}
+# Checksums add a fixed number of bytes; shuffle only reorders them.
+_FIXED_GROWTH = {"crc32": 4, "crc32c": 4, "adler32": 4, "fletcher32": 4,
+                 "jenkins_lookup3": 4, "shuffle": 0}
+
+
+def numcodecs_codec(name: str, configuration: Mapping[str, Any], spec: ChunkSpec) -> Codec:
+    """The v3 codec for a ``numcodecs.<id>`` name, of the kind its id implies.
+
+    >>> numcodecs_codec("numcodecs.nope", {}, ChunkSpec((1,), np.dtype("u1")))
+    Traceback (most recent call last):
+    zarrkit.errors.UnknownCodecError: unknown codec 'numcodecs.nope'
+    """
+    codec_id = name.removeprefix(PREFIX)
+    if codec_id in _REFUSED:
+        raise UnknownCodecError(
+            f"codec {name!r} is refused: decoding it would run code stored in the array"
+        )
+    if "id" in configuration:
+        raise MetadataError(f"codec {name!r}: the configuration cannot contain 'id'")
+    try:
+        codec = numcodecs.get_codec({"id": codec_id, **configuration})
+    except (ValueError, KeyError) as e:
+        if isinstance(e, KeyError) or "codec not available" in str(e):
+            raise UnknownCodecError(f"unknown codec {name!r}") from e
+        raise MetadataError(f"codec {name!r}: invalid configuration: {e}") from e
+    except TypeError as e:
+        raise MetadataError(f"codec {name!r}: invalid configuration: {e}") from e
+    if codec_id in _ARRAY_ARRAY:
+        return NumcodecsArrayArrayCodec(name, configuration, codec, spec)
+    if codec_id in _ARRAY_BYTES:
+        return NumcodecsArrayBytesCodec(name, configuration, codec, spec)
+    return NumcodecsBytesBytesCodec(name, configuration, codec, spec)
+
+
+class _Adapter:
+    """The name and configuration as given, so ``to_json`` writes them back unchanged."""
+
+    name: str
+    _configuration: dict[str, Any]
+
+    def configuration(self) -> dict[str, Any]:
+        """The configuration as given."""
+        return dict(self._configuration)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"name": "numcodecs.<id>", "configuration": {...}}``."""
+        return {"name": self.name, "configuration": self.configuration()}
+
+
+def _decode_error(name: str, what: str, e: Exception) -> ChunkDecodeError:
+    return ChunkDecodeError(f"{what}: cannot decode with {name}: {e}")
+
+
+class NumcodecsArrayArrayCodec(_Adapter, ArrayArrayCodec):
+    """A numcodecs filter: shape kept (packbits: packed to ``1 + ceil(n / 8)`` bytes), data
+    type per its ``astype``/``encode_dtype``.
+
+    >>> codec = numcodecs_codec("numcodecs.fixedscaleoffset",
+    ...     {"offset": 0, "scale": 10, "dtype": "<f8", "astype": "<u2"},
+    ...     ChunkSpec((2,), np.dtype("f8")))
+    >>> codec.encode(np.array([0.5, 1.0]))
+    array([ 5, 10], dtype=uint16)
+    """
+
+    def __init__(
+        self, name: str, configuration: Mapping[str, Any], codec: Any, spec: ChunkSpec
+    ) -> None:
+        ArrayArrayCodec.__init__(self, configuration, spec)
+        self.name = name  # type: ignore[misc]
+        self._configuration = dict(configuration)
+        self.codec = codec
+        codec_id = codec.codec_id
+        declared = getattr(codec, "decode_dtype", None) or getattr(codec, "dtype", None)
+        if declared is not None and native_dtype(np.dtype(declared)) != spec.dtype:
+            raise MetadataError(
+                f"codec {name!r} is configured for {np.dtype(declared)}, "
+                f"but the array's chunks are {spec.dtype}"
+            )
+        shape = spec.shape
+        if codec_id == "packbits":
+            if spec.dtype != np.bool_:
+                raise MetadataError(f"codec {name!r} needs a bool data type, not {spec.dtype}")
+            shape, dtype = (1 + math.ceil(spec.size / 8),), np.dtype("u1")
+        elif codec_id == "astype":
+            dtype = np.dtype(codec.encode_dtype)
+        else:
+            dtype = np.dtype(getattr(codec, "astype", None) or spec.dtype)
+        try:
+            fill = np.asarray(codec.encode(np.full(1, spec.fill_value, dtype=spec.dtype)))
+            fill_value = fill.reshape(-1)[0] if fill.size else None
+        except Exception:  # a fill the filter cannot represent only affects empty-chunk checks
+            fill_value = None
+        self._encoded = ChunkSpec(shape, dtype, fill_value if dtype.kind != "O" else None)
+
+    def encoded_spec(self) -> ChunkSpec:
+        """The spec of the filtered array."""
+        return self._encoded
+
+    def encode(self, chunk: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """The filtered chunk."""
+        out = np.asarray(self.codec.encode(np.ascontiguousarray(chunk)))
+        return out.reshape(self._encoded.shape).astype(self._encoded.dtype, copy=False)
+
+    def decode(self, chunk: np.ndarray[Any, Any], *, what: str) -> np.ndarray[Any, Any]:
+        """The unfiltered chunk."""
+        try:
+            out = np.asarray(self.codec.decode(np.ascontiguousarray(chunk)))
+            if out.size != self.spec.size:
+                raise ValueError(f"decoded {out.size} items, expected {self.spec.size}")
+            out = out.reshape(self.spec.shape)
+            if out.dtype != self.spec.dtype:
+                out = out.astype(self.spec.dtype)
+        except Exception as e:  # a filter failing on stored data means a corrupt chunk
+            raise _decode_error(self.name, what, e) from e
+        return out if out.flags.writeable else out.copy()
+
+
+class NumcodecsArrayBytesCodec(_Adapter, ArrayBytesCodec):
+    """A numcodecs serialiser (object codecs, pcodec, zfpy).
+
+    >>> codec = numcodecs_codec("numcodecs.json2", {}, ChunkSpec((2,), np.dtype("O"), None))
+    >>> codec.decode(codec.encode(np.array([1, "a"], dtype=object)), what="c/0").tolist()
+    [1, 'a']
+    """
+
+    def __init__(
+        self, name: str, configuration: Mapping[str, Any], codec: Any, spec: ChunkSpec
+    ) -> None:
+        ArrayBytesCodec.__init__(self, configuration, spec)
+        self.name = name  # type: ignore[misc]
+        self._configuration = dict(configuration)
+        self.codec = codec
+
+    def encode(self, chunk: np.ndarray[Any, Any]) -> bytes:
+        """The serialised chunk."""
+        data = np.ascontiguousarray(chunk)
+        if data.dtype.kind == "O":
+            data = data.reshape(-1)
+        return bytes(as_bytes_view(self.codec.encode(data)))
+
+    def decode(self, data: bytes | memoryview, *, what: str) -> np.ndarray[Any, Any]:
+        """The chunk, reshaped and cast to the spec."""
+        try:
+            out = np.asarray(self.codec.decode(data))
+            if self.spec.dtype.kind == "O" and out.dtype.kind != "O":
+                out = out.astype(object)
+            if out.size != self.spec.size:
+                raise ValueError(f"decoded {out.size} items, expected {self.spec.size}")
+            out = out.reshape(self.spec.shape)
+            if out.dtype != self.spec.dtype:
+                out = out.astype(self.spec.dtype)
+        except Exception as e:  # any failure on stored bytes is a corrupt chunk
+            raise _decode_error(self.name, what, e) from e
+        return out if out.flags.writeable else out.copy()
+
+
+class NumcodecsBytesBytesCodec(_Adapter, BytesBytesCodec):
+    """A numcodecs compressor or checksum, decoded with a size bound.
+
+    >>> codec = numcodecs_codec("numcodecs.crc32", {}, ChunkSpec((3,), np.dtype("u1")))
+    >>> codec.encoded_size(3), bytes(codec.decode(codec.encode(b"abc"), what="c/0",
+    ...     limit=3, exact=True))
+    (7, b'abc')
+    """
+
+    def __init__(
+        self, name: str, configuration: Mapping[str, Any], codec: Any, spec: ChunkSpec
+    ) -> None:
+        BytesBytesCodec.__init__(self, configuration, spec)
+        self.name = name  # type: ignore[misc]
+        self._configuration = dict(configuration)
+        self.codec = codec
+        self._growth = _FIXED_GROWTH.get(codec.codec_id)
+
+    def encoded_size(self, size: int) -> int | None:
+        """Exact for checksums and shuffle, else None."""
+        return None if self._growth is None else size + self._growth
+
+    def encode(self, data: bytes) -> bytes:
+        """The encoded bytes."""
+        return bytes(as_bytes_view(self.codec.encode(np.frombuffer(data, dtype=np.uint8))))
+
+    def decode(
+        self, data: bytes | memoryview, *, what: str, limit: int, exact: bool
+    ) -> bytes | memoryview:
+        """The decoded bytes, at most ``limit`` of them."""
+        return as_bytes_view(decode_bounded(self.codec, data, limit, what=what, exact=exact))

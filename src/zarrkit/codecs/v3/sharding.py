@@ -1,0 +1,489 @@
+"""The ``sharding_indexed`` codec: many inner chunks in one stored object, with an index.
+
+Besides encoding and decoding whole shards it exposes what partial I/O needs: the size and
+place of the index, :meth:`ShardingCodec.decode_index` and :class:`ShardIndex` to locate one
+inner chunk's bytes, :meth:`ShardingCodec.assemble` to build a shard from already-encoded
+inner chunks, and :func:`coalesce_ranges` to merge nearby byte ranges into fewer reads.
+
+Inner chunks equal to the fill value everywhere are not stored; a shard with no stored
+inner chunk encodes to None so the caller can delete it. Inner chunks are written in
+Morton (Z) order, as zarr-python does, so shards are byte-identical to its output.
+
+>>> import numpy as np
+>>> from zarrkit.codecs.v3.spec import ChunkSpec
+>>> spec = ChunkSpec((4, 4), np.dtype("u1"), 0)
+>>> codec = ShardingCodec({"chunk_shape": [2, 2], "codecs": [{"name": "bytes"}]}, spec)
+>>> shard = np.zeros((4, 4), dtype="u1"); shard[3, 3] = 9
+>>> data = codec.encode(shard)
+>>> index = codec.decode_index(data, (4, 4), what="c/0/0")
+>>> index.byte_range((0, 0)), index.byte_range((1, 1))
+(None, (0, 4))
+>>> codec.inner_pipeline.decode(data[0:4], what="c/0/0").tolist()
+[[0, 0], [0, 9]]
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from zarrkit.codecs.v3.base import ArrayBytesCodec, check_keys, config_choice
+from zarrkit.codecs.v3.compressors import as_bytes_view
+from zarrkit.codecs.v3.pipeline import CodecPipelineV3
+from zarrkit.codecs.v3.spec import ChunkSpec
+from zarrkit.errors import ChunkDecodeError, MetadataError
+
+EMPTY = 2**64 - 1
+_EMPTY = np.uint64(EMPTY)
+DEFAULT_INDEX_CODECS: list[dict[str, Any]] = [
+    {"name": "bytes", "configuration": {"endian": "little"}},
+    {"name": "crc32c"},
+]
+
+
+@lru_cache(maxsize=64)
+def morton_rank(chunks_per_shard: tuple[int, ...]) -> np.ndarray[Any, Any]:
+    """For each inner chunk, its position in the (compressed) Morton order: bits of the
+    coordinates interleaved, dimension 0 lowest, dimensions that have run out of bits
+    skipped (as zarr-python and Neuroglancer order them).
+
+    >>> morton_rank((2, 3)).tolist()
+    [[0, 2, 4], [1, 3, 5]]
+    """
+    ndim = len(chunks_per_shard)
+    if ndim == 0:
+        return np.zeros((), dtype=np.int64)
+    coords = np.indices(chunks_per_shard, dtype=np.int64).reshape(ndim, -1)
+    bits = [max(c - 1, 0).bit_length() for c in chunks_per_shard]
+    code = np.zeros(coords.shape[1], dtype=np.int64)
+    out_bit = 0
+    for coord_bit in range(max(bits, default=0)):
+        for dim in range(ndim):
+            if coord_bit < bits[dim]:
+                code |= ((coords[dim] >> coord_bit) & 1) << out_bit
+                out_bit += 1
+    rank = np.empty_like(code)
+    rank[np.argsort(code, kind="stable")] = np.arange(code.size)
+    rank.flags.writeable = False
+    return rank.reshape(chunks_per_shard)
+
+
+class ShardIndex:
+    """The decoded index of one shard: an ``(offset, nbytes)`` pair per inner chunk.
+
+    >>> entries = np.full((2, 2), EMPTY, dtype=np.uint64); entries[1] = (10, 4)
+    >>> index = ShardIndex(entries, what="c/0")
+    >>> index.byte_range((0,)), index.byte_range((1,)), index.nonempty()
+    (None, (10, 4), [(1,)])
+    >>> index.check_bounds(12)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.ChunkDecodeError: c/0: inner chunk (1,) at bytes [10, 14) lies past the end ...
+    """
+
+    def __init__(self, entries: np.ndarray[Any, Any], *, what: str) -> None:
+        if entries.ndim < 1 or entries.shape[-1] != 2:
+            raise ValueError(f"a shard index has shape (..., 2), found {entries.shape}")
+        self.entries = np.asarray(entries, dtype=np.uint64)
+        self.what = what
+
+    @property
+    def chunks_per_shard(self) -> tuple[int, ...]:
+        """The number of inner chunks along each dimension.
+
+        >>> ShardIndex(np.zeros((3, 2, 2), np.uint64), what="").chunks_per_shard
+        (3, 2)
+        """
+        return tuple(self.entries.shape[:-1])
+
+    def empty_mask(self) -> np.ndarray[Any, Any]:
+        """Boolean array over inner chunks: True where nothing is stored.
+
+        >>> ShardIndex(np.full((2, 2), EMPTY, np.uint64), what="").empty_mask().tolist()
+        [True, True]
+        """
+        return (self.entries[..., 0] == _EMPTY) & (self.entries[..., 1] == _EMPTY)
+
+    def is_all_empty(self) -> bool:
+        """True when no inner chunk is stored.
+
+        >>> ShardIndex(np.full((1, 2), EMPTY, np.uint64), what="").is_all_empty()
+        True
+        """
+        return bool(self.empty_mask().all())
+
+    def nonempty(self) -> list[tuple[int, ...]]:
+        """Coordinates of the stored inner chunks, in C order.
+
+        >>> ShardIndex(np.zeros((2, 2), np.uint64), what="").nonempty()
+        [(0,), (1,)]
+        """
+        return [tuple(int(i) for i in c) for c in np.argwhere(~self.empty_mask())]
+
+    def byte_range(self, inner_coords: Sequence[int]) -> tuple[int, int] | None:
+        """``(offset, nbytes)`` of an inner chunk in the shard, or None if it is not stored.
+
+        >>> ShardIndex(np.array([[4, 8]], np.uint64), what="").byte_range((0,))
+        (4, 8)
+        """
+        coords = tuple(int(c) for c in inner_coords)
+        if len(coords) != len(self.chunks_per_shard) or any(
+            not 0 <= c < n for c, n in zip(coords, self.chunks_per_shard, strict=True)
+        ):
+            raise IndexError(
+                f"inner chunk {coords} is outside a shard of {self.chunks_per_shard} chunks"
+            )
+        offset, nbytes = (int(v) for v in self.entries[coords])
+        if offset == EMPTY and nbytes == EMPTY:
+            return None
+        return offset, nbytes
+
+    def check_bounds(self, shard_nbytes: int) -> None:
+        """Raise ChunkDecodeError (naming the shard) if an entry is half-empty or points
+        past ``shard_nbytes``.
+
+        >>> ShardIndex(np.array([[0, 4]], np.uint64), what="c/0").check_bounds(4)
+        """
+        offsets = self.entries[..., 0]
+        nbytes = self.entries[..., 1]
+        empty_offset, empty_nbytes = offsets == _EMPTY, nbytes == _EMPTY
+        half = empty_offset ^ empty_nbytes
+        if half.any():
+            coords = tuple(int(i) for i in np.argwhere(half)[0])
+            raise ChunkDecodeError(
+                f"{self.what}: shard index entry of inner chunk {coords} is malformed "
+                f"(only one of offset and nbytes marks it empty)"
+            )
+        size = np.uint64(shard_nbytes)
+        stored = ~(empty_offset & empty_nbytes)
+        room = size - np.minimum(offsets, size)
+        bad = stored & ((offsets > size) | (nbytes > room))
+        if bad.any():
+            coords = tuple(int(i) for i in np.argwhere(bad)[0])
+            offset, length = (int(v) for v in self.entries[coords])
+            raise ChunkDecodeError(
+                f"{self.what}: inner chunk {coords} at bytes [{offset}, {offset + length}) "
+                f"lies past the end of the {shard_nbytes}-byte shard"
+            )
+
+
+def coalesce_ranges(
+    ranges: Sequence[tuple[int, int]], max_gap: int = 1 << 16
+) -> list[tuple[int, int, list[int]]]:
+    """Merge byte ranges ``(offset, nbytes)`` that overlap or lie within ``max_gap`` bytes
+    of each other into ``(start, length, indices)`` reads, ordered by start; ``indices``
+    are the positions in ``ranges`` that each read covers.
+
+    >>> coalesce_ranges([(100, 10), (0, 10), (15, 5), (5000, 1)], max_gap=10)
+    [(0, 20, [1, 2]), (100, 10, [0]), (5000, 1, [3])]
+    """
+    order = sorted(range(len(ranges)), key=lambda i: (ranges[i][0], ranges[i][1]))
+    merged: list[tuple[int, int, list[int]]] = []
+    start = end = 0
+    members: list[int] = []
+    for i in order:
+        offset, nbytes = ranges[i]
+        if members and offset <= end + max_gap:
+            end = max(end, offset + nbytes)
+            members.append(i)
+            continue
+        if members:
+            merged.append((start, end - start, members))
+        start, end, members = offset, offset + nbytes, [i]
+    if members:
+        merged.append((start, end - start, members))
+    return merged
+
+
+def _equals_fill(array: np.ndarray[Any, Any], fill: Any) -> np.ndarray[Any, Any]:
+    """Elementwise "is the fill value", bit for bit for fixed-size types so that NaN fills
+    match and -0.0 is not mistaken for 0.0."""
+    if array.dtype.kind == "O":
+        return np.asarray(array == fill, dtype=bool).reshape(array.shape)
+    flat = np.ascontiguousarray(array).reshape(-1)
+    target = np.asarray(fill, dtype=array.dtype).reshape(1)
+    itemsize = array.dtype.itemsize
+    if itemsize in (1, 2, 4, 8):
+        as_int = np.dtype(f"u{itemsize}")
+        mask = flat.view(as_int) == target.view(as_int)[0]
+    else:
+        raw = flat.view(np.uint8).reshape(flat.size, itemsize)
+        mask = (raw == target.view(np.uint8)).all(axis=1)
+    return mask.reshape(array.shape)
+
+
+class ShardingCodec(ArrayBytesCodec):
+    """``sharding_indexed`` (``array -> bytes``), bound to the shard spec it is built for.
+
+    >>> spec = ChunkSpec((4,), np.dtype("<i2"), 0)
+    >>> codec = ShardingCodec({"chunk_shape": [2], "codecs": [
+    ...     {"name": "bytes", "configuration": {"endian": "little"}}]}, spec)
+    >>> codec.chunks_per_shard((4,)), codec.index_nbytes((4,)), codec.index_location
+    ((2,), 36, 'end')
+    """
+
+    name = "sharding_indexed"
+    is_sharding = True
+
+    def __init__(self, configuration: Mapping[str, Any], spec: ChunkSpec) -> None:
+        super().__init__(configuration, spec)
+        check_keys(
+            self.name, configuration, {"chunk_shape", "codecs", "index_codecs", "index_location"}
+        )
+        chunk_shape = configuration.get("chunk_shape")
+        ndim = len(spec.shape)
+        valid = (
+            isinstance(chunk_shape, list | tuple)
+            and len(chunk_shape) == ndim
+            and all(isinstance(c, int) and not isinstance(c, bool) and c > 0
+                    for c in chunk_shape)
+        )
+        if not valid:
+            raise MetadataError(
+                f"codec 'sharding_indexed': 'chunk_shape' must be {ndim} positive integers, "
+                f"found {chunk_shape!r}"
+            )
+        self.chunk_shape: tuple[int, ...] = tuple(chunk_shape)  # type: ignore[arg-type]
+        self.chunks_per_shard(spec.shape)
+        if "codecs" not in configuration:
+            raise MetadataError("codec 'sharding_indexed': 'codecs' is required")
+        self.inner_pipeline = CodecPipelineV3.from_json(
+            configuration["codecs"], spec.evolve(shape=self.chunk_shape)
+        )
+        self._index_codecs = configuration.get("index_codecs", DEFAULT_INDEX_CODECS)
+        self.index_location = config_choice(
+            self.name, configuration, "index_location", ("start", "end"), "end"
+        )
+        self._index_pipelines: dict[tuple[int, ...], CodecPipelineV3] = {}
+        self._lock = threading.Lock()
+        self._template = self.index_pipeline(spec.shape)
+
+    def configuration(self) -> dict[str, Any]:
+        """The full configuration, defaults written out."""
+        return {
+            "chunk_shape": list(self.chunk_shape),
+            "codecs": self.inner_pipeline.to_json(),
+            "index_codecs": self._template.to_json(),
+            "index_location": self.index_location,
+        }
+
+    # --- geometry ----------------------------------------------------------------------------
+
+    def chunks_per_shard(self, shard_shape: Sequence[int]) -> tuple[int, ...]:
+        """Inner chunks along each dimension; MetadataError if they do not tile the shard.
+
+        >>> ShardingCodec({"chunk_shape": [3], "codecs": ["bytes"]},
+        ...     ChunkSpec((4,), np.dtype("u1")))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        zarrkit.errors.MetadataError: codec 'sharding_indexed': inner chunk shape (3,) does not ...
+        """
+        shape = tuple(int(s) for s in shard_shape)
+        if len(shape) != len(self.chunk_shape) or any(
+            s % c for s, c in zip(shape, self.chunk_shape, strict=True)
+        ):
+            raise MetadataError(
+                f"codec 'sharding_indexed': inner chunk shape {self.chunk_shape} does not "
+                f"divide the shard shape {shape}"
+            )
+        return tuple(s // c for s, c in zip(shape, self.chunk_shape, strict=True))
+
+    def index_pipeline(self, shard_shape: Sequence[int]) -> CodecPipelineV3:
+        """The pipeline of the index codecs for shards of ``shard_shape`` (fixed-size).
+
+        >>> ShardingCodec({"chunk_shape": [1], "codecs": ["bytes"]},
+        ...     ChunkSpec((2,), np.dtype("u1"))).index_pipeline((2,)).encoded_size
+        36
+        """
+        key = tuple(int(s) for s in shard_shape)
+        pipeline = self._index_pipelines.get(key)
+        if pipeline is None:
+            spec = ChunkSpec((*self.chunks_per_shard(key), 2), np.dtype(np.uint64), EMPTY)
+            pipeline = CodecPipelineV3.from_json(self._index_codecs, spec)
+            if pipeline.encoded_size is None:
+                raise MetadataError(
+                    "codec 'sharding_indexed': 'index_codecs' must encode to a fixed size "
+                    "(no compression)"
+                )
+            with self._lock:
+                self._index_pipelines[key] = pipeline
+        return pipeline
+
+    def index_nbytes(self, shard_shape: Sequence[int]) -> int:
+        """Size in bytes of the encoded index of a shard of ``shard_shape``.
+
+        >>> ShardingCodec({"chunk_shape": [2, 2], "codecs": ["bytes"]},
+        ...     ChunkSpec((4, 4), np.dtype("u1"))).index_nbytes((4, 4))
+        68
+        """
+        size = self.index_pipeline(shard_shape).encoded_size
+        assert size is not None  # checked when the index pipeline was built
+        return size
+
+    def max_encoded_size(self) -> int | None:
+        """The index plus every inner chunk at its largest, if that is bounded.
+
+        >>> ShardingCodec({"chunk_shape": [1], "codecs": ["bytes"]},
+        ...     ChunkSpec((2,), np.dtype("u1"))).max_encoded_size()
+        38
+        """
+        inner = self.inner_pipeline.max_encoded_size
+        if inner is None:
+            return None
+        return self.index_nbytes(self.spec.shape) + math.prod(
+            self.chunks_per_shard(self.spec.shape)
+        ) * inner
+
+    # --- the index -----------------------------------------------------------------------
+
+    def decode_index(
+        self, data: bytes | memoryview, shard_shape: Sequence[int], *, what: str
+    ) -> ShardIndex:
+        """The index of a shard, from the shard's bytes or just its index bytes.
+
+        >>> codec = ShardingCodec({"chunk_shape": [1], "codecs": ["bytes"]},
+        ...     ChunkSpec((1,), np.dtype("u1")))
+        >>> codec.decode_index(b"\\0" * 10, (1,), what="c/0")
+        Traceback (most recent call last):
+        zarrkit.errors.ChunkDecodeError: c/0: shard index needs 20 bytes, found 10
+        """
+        needed = self.index_nbytes(shard_shape)
+        view = as_bytes_view(data)
+        if len(view) < needed:
+            raise ChunkDecodeError(f"{what}: shard index needs {needed} bytes, found {len(view)}")
+        part = view[:needed] if self.index_location == "start" else view[len(view) - needed:]
+        entries = self.index_pipeline(shard_shape).decode(part, what=f"{what} (shard index)")
+        return ShardIndex(entries, what=what)
+
+    def encode_index(self, entries: np.ndarray[Any, Any], shard_shape: Sequence[int]) -> bytes:
+        """The encoded form of an index array of shape ``chunks_per_shard + (2,)``.
+
+        >>> codec = ShardingCodec({"chunk_shape": [1], "codecs": ["bytes"],
+        ...     "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]},
+        ...     ChunkSpec((1,), np.dtype("u1")))
+        >>> codec.encode_index(np.array([[1, 2]], np.uint64), (1,))[:9]
+        b'\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02'
+        """
+        data = self.index_pipeline(shard_shape).encode(entries)
+        assert data is not None  # index codecs cannot be sharding
+        return data
+
+    def assemble(
+        self, inner: Mapping[tuple[int, ...], bytes | memoryview | None], shard_shape: Sequence[int]
+    ) -> bytes | None:
+        """A shard from already-encoded inner chunks (coordinates to bytes; missing or None
+        means empty), their bytes kept as given, in Morton order; None if all are empty.
+
+        >>> codec = ShardingCodec({"chunk_shape": [1], "codecs": ["bytes"]},
+        ...     ChunkSpec((2,), np.dtype("u1")))
+        >>> codec.assemble({(1,): b"\\x07"}, (2,))[:1]
+        b'\\x07'
+        >>> codec.assemble({(0,): None}, (2,)) is None
+        True
+        """
+        cps = self.chunks_per_shard(shard_shape)
+        rank = morton_rank(cps)
+        present: list[tuple[int, ...]] = []
+        for coords, data in inner.items():
+            key = tuple(int(c) for c in coords)
+            if len(key) != len(cps) or any(
+                not 0 <= c < n for c, n in zip(key, cps, strict=True)
+            ):
+                raise ValueError(f"inner chunk {key} is outside a shard of {cps} chunks")
+            if data is not None:
+                present.append(key)
+        if not present:
+            return None
+        present.sort(key=lambda c: int(rank[c]))
+        entries = np.full((*cps, 2), _EMPTY, dtype=np.uint64)
+        index_nbytes = self.index_nbytes(shard_shape)
+        offset = index_nbytes if self.index_location == "start" else 0
+        parts: list[Any] = []
+        for key in present:
+            data = inner[key]
+            assert data is not None
+            nbytes = memoryview(data).nbytes
+            entries[key] = (offset, nbytes)
+            parts.append(data)
+            offset += nbytes
+        index = self.encode_index(entries, shard_shape)
+        if self.index_location == "start":
+            parts.insert(0, index)
+        else:
+            parts.append(index)
+        return b"".join(parts)
+
+    # --- whole shards --------------------------------------------------------------------
+
+    def inner_regions(
+        self, shard_shape: Sequence[int]
+    ) -> Iterator[tuple[tuple[int, ...], tuple[slice, ...]]]:
+        """``(inner chunk coordinates, slices of the shard)`` for every inner chunk.
+
+        >>> codec = ShardingCodec({"chunk_shape": [2], "codecs": ["bytes"]},
+        ...     ChunkSpec((4,), np.dtype("u1")))
+        >>> list(codec.inner_regions((4,)))
+        [((0,), (slice(0, 2, None),)), ((1,), (slice(2, 4, None),))]
+        """
+        for coords in np.ndindex(*self.chunks_per_shard(shard_shape)):
+            yield coords, tuple(
+                slice(c * s, (c + 1) * s) for c, s in zip(coords, self.chunk_shape, strict=True)
+            )
+
+    def empty_inner_chunks(self, shard: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """Boolean array over inner chunks: True where the inner chunk is all fill value.
+
+        >>> codec = ShardingCodec({"chunk_shape": [2], "codecs": ["bytes"]},
+        ...     ChunkSpec((4,), np.dtype("u1"), 0))
+        >>> codec.empty_inner_chunks(np.array([0, 0, 0, 1], "u1")).tolist()
+        [True, False]
+        """
+        cps = self.chunks_per_shard(shard.shape)
+        mask = _equals_fill(shard, self.spec.fill_value)
+        # Axes (c0, s0, c1, s1, ...) so that each inner chunk's elements are the odd axes.
+        split = [n for pair in zip(cps, self.chunk_shape, strict=True) for n in pair]
+        return np.asarray(mask.reshape(split).all(axis=tuple(range(1, 2 * len(cps), 2))))
+
+    def encode(self, chunk: np.ndarray[Any, Any]) -> bytes | None:
+        """The shard's bytes, or None when every inner chunk equals the fill value.
+
+        >>> codec = ShardingCodec({"chunk_shape": [1], "codecs": ["bytes"]},
+        ...     ChunkSpec((2,), np.dtype("u1"), 0))
+        >>> codec.encode(np.array([0, 0], "u1")) is None, len(codec.encode(np.array([0, 5], "u1")))
+        (True, 37)
+        """
+        shard = np.asarray(chunk)
+        empty = self.empty_inner_chunks(shard)
+        inner: dict[tuple[int, ...], bytes | None] = {}
+        for coords, region in self.inner_regions(shard.shape):
+            if not empty[coords]:
+                inner[coords] = self.inner_pipeline.encode(shard[region])
+        return self.assemble(inner, shard.shape)
+
+    def decode(self, data: bytes | memoryview, *, what: str) -> np.ndarray[Any, Any]:
+        """The whole shard; missing inner chunks read as the fill value.
+
+        >>> codec = ShardingCodec({"chunk_shape": [1], "codecs": ["bytes"]},
+        ...     ChunkSpec((2,), np.dtype("u1"), 7))
+        >>> codec.decode(codec.encode(np.array([7, 5], "u1")), what="c/0").tolist()
+        [7, 5]
+        """
+        shape = self.spec.shape
+        view = as_bytes_view(data)
+        index = self.decode_index(view, shape, what=what)
+        index.check_bounds(len(view))
+        empty = index.empty_mask()
+        if empty.all():
+            return self.spec.fill_chunk()
+        out = self.spec.fill_chunk() if empty.any() else np.empty(shape, dtype=self.spec.dtype)
+        for coords, region in self.inner_regions(shape):
+            if empty[coords]:
+                continue
+            offset, nbytes = (int(v) for v in index.entries[coords])
+            out[region] = self.inner_pipeline.decode(
+                view[offset:offset + nbytes], what=f"{what} inner chunk {coords}"
+            )
+        return out

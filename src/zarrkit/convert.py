@@ -1,0 +1,272 @@
+"""Copying hierarchies between stores and formats, and migrating metadata in place.
+
+>>> import numpy as np, zarrkit as zk
+>>> source = zk.group({}, zarr_format=2)
+>>> _ = source.create_array("x", shape=(4,), chunks=(2,), dtype="i2", data=np.arange(4))
+>>> copy = zk.convert(source.store, {}, zarr_format=3)
+>>> copy.zarr_format, copy["x"][...].tolist()
+(3, [0, 1, 2, 3])
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from zarrkit.errors import MetadataError
+from zarrkit.hierarchy.array import Array
+from zarrkit.hierarchy.group import Group
+from zarrkit.hierarchy.nodes import ZARR_JSON, find_node
+from zarrkit.metadata.jsonio import dump_json
+from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP, ZMETADATA
+from zarrkit.paths import join_path, normalize_path
+from zarrkit.storage.base import Store
+from zarrkit.storage.resolve import make_store
+
+Progress = Callable[[int, int], None]
+# Copy at most about this many bytes at a time, so memory stays bounded on large arrays.
+_COPY_BLOCK_BYTES = 64 << 20
+# Print progress to stderr on runs longer than this many seconds, when not told otherwise.
+_PROGRESS_AFTER_SECONDS = 2.0
+
+
+def _stderr_progress() -> Progress:
+    started = time.monotonic()
+    last = [0.0]
+
+    def report(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - started < _PROGRESS_AFTER_SECONDS or (now - last[0] < 0.5 and done < total):
+            return
+        last[0] = now
+        end = "\n" if done >= total else "\r"
+        print(f"zarrkit convert: {done}/{total} bytes ({100 * done // max(total, 1)}%)",
+              end=end, file=sys.stderr, flush=True)
+
+    return report
+
+
+def _copy_regions(shape: tuple[int, ...], chunks: tuple[int, ...], itemsize: int
+                  ) -> Iterator[tuple[slice, ...]]:
+    """Chunk-aligned regions of the destination covering the array, each about
+    ``_COPY_BLOCK_BYTES``: whole chunk rows along the first axis."""
+    if not shape or 0 in shape:
+        yield tuple(slice(0, s) for s in shape)
+        return
+    row_bytes = math.prod(shape[1:]) * max(itemsize, 1) * chunks[0]
+    rows_per_block = max(1, _COPY_BLOCK_BYTES // max(row_bytes, 1)) * chunks[0]
+    for start in range(0, shape[0], rows_per_block):
+        yield (slice(start, min(start + rows_per_block, shape[0])),) + tuple(
+            slice(0, s) for s in shape[1:])
+
+
+def _walk(group: Group) -> Iterator[tuple[str, Array | Group]]:
+    yield "", group
+    yield from group.members(max_depth=None)
+
+
+def convert(
+    source: Any,
+    dest: Any,
+    *,
+    zarr_format: int = 3,
+    path: str = "",
+    compressors: Any = "auto",
+    chunks: Any = None,
+    shards: Any = None,
+    overwrite: bool = False,
+    progress: Progress | bool | None = None,
+) -> Array | Group:
+    """Copy the hierarchy (or array) at ``path`` of ``source`` into ``dest`` in
+    ``zarr_format``, attributes included, re-encoding every chunk.
+
+    ``compressors``, ``chunks`` and ``shards`` (format 3) apply to every array; by default
+    chunks are kept and compressors are the format's default. Filters are kept. Progress
+    goes to ``progress(done_bytes, total_bytes)``; ``None`` prints to stderr on runs longer
+    than two seconds, ``False`` is silent.
+    """
+    source_store = make_store(source, mode="r")
+    dest_store = make_store(dest, mode="w" if overwrite else "a")
+    node_path = normalize_path(path)
+    found = find_node(source_store, node_path)
+    if found is None:
+        raise MetadataError(f"nothing to convert at path {node_path!r}")
+    from zarrkit.api import open_array, open_group
+
+    root: Array | Group
+    if found.kind == "array":
+        root = open_array(source_store, mode="r", path=node_path)
+        nodes: list[tuple[str, Array | Group]] = [("", root)]
+    else:
+        root = open_group(source_store, mode="r", path=node_path, consolidated=False)
+        nodes = list(_walk(root))
+    report = (_stderr_progress() if progress is None else
+              (lambda done, total: None) if progress is False else progress)
+    assert callable(report)
+    total = sum(n.nbytes for _, n in nodes if isinstance(n, Array))
+    done = 0
+    result: Array | Group | None = None
+    for relative, node in nodes:
+        target = join_path(node_path, relative)
+        attributes = node.attrs.asdict()
+        if isinstance(node, Group):
+            from zarrkit.hierarchy.nodes import create_group_node
+
+            create_group_node(dest_store, target, attributes, zarr_format=zarr_format,
+                              overwrite=overwrite)
+            if result is None:
+                result = open_group(dest_store, mode="r+", path=target)
+            continue
+        new = _create_like(node, dest_store, target, zarr_format=zarr_format,
+                           compressors=compressors, chunks=chunks, shards=shards,
+                           attributes=attributes, overwrite=overwrite)
+        for region in _copy_regions(node.shape, new.shards or new.chunks, node.dtype.itemsize):
+            new[region] = node[region]
+            done += math.prod(r.stop - r.start for r in region) * node.dtype.itemsize
+            report(done, total)
+        if result is None:
+            result = new
+    report(total, total)
+    assert result is not None
+    return result
+
+
+def _create_like(array: Array, store: Store, path: str, *, zarr_format: int, compressors: Any,
+                 chunks: Any, shards: Any, attributes: dict[str, Any],
+                 overwrite: bool) -> Array:
+    from zarrkit.api import create_array
+
+    options: dict[str, Any] = {}
+    filters = [f.get_config() for f in array.filters if hasattr(f, "get_config")]
+    if array.zarr_format == 2 and filters:
+        options["filters"] = filters
+    if zarr_format == 3:
+        names = array.dimension_names
+        if names is not None:
+            options["dimension_names"] = names
+        if shards is not None:
+            options["shards"] = shards
+    else:
+        options["order"] = array.order
+    dtype: Any = array.dtype
+    if array.dtype.kind == "O":
+        object_ids = {getattr(f, "codec_id", "") for f in array.filters}
+        serializer = getattr(array.serializer, "name", "") if array.serializer else ""
+        dtype = bytes if "vlen-bytes" in object_ids or serializer == "vlen-bytes" else str
+        options.pop("filters", None)
+    fill = array.fill_value
+    return create_array(
+        store, name=path, shape=array.shape, dtype=dtype, chunks=chunks or array.chunks,
+        fill_value=fill, compressors=compressors, attributes=attributes,
+        zarr_format=zarr_format, overwrite=overwrite, **options,
+    )
+
+
+def migrate_metadata(store: Any, path: str = "", *, dry_run: bool = False) -> list[str]:
+    """Rewrite the format-2 metadata of the hierarchy at ``path`` as format 3 in place,
+    without touching chunks: arrays get the ``v2`` chunk key encoding with their separator,
+    F order becomes a ``transpose`` codec, filters and compressor become the equivalent
+    v3 codecs. Return the paths migrated. Arrays whose chunks v3 cannot read as they are
+    (structured dtypes, object codecs other than vlen-utf8/vlen-bytes) raise MetadataError
+    before anything is written.
+
+    >>> import numpy as np, zarrkit as zk
+    >>> s = {}
+    >>> _ = zk.create_array(s, name="a", shape=(3,), chunks=(2,), dtype="<i4",
+    ...     data=np.arange(3), zarr_format=2)
+    >>> zk.migrate_metadata(s)
+    ['', 'a']
+    >>> zk.open_array(s, path="a", mode="r").zarr_format, zk.open(s, path="a")[...].tolist()
+    (3, [0, 1, 2])
+    """
+    store_obj = make_store(store, mode="a")
+    root_path = normalize_path(path)
+    from zarrkit.api import open_group
+
+    root = open_group(store_obj, mode="r", path=root_path, zarr_format=2, consolidated=False)
+    plans: list[tuple[str, dict[str, Any]]] = []
+    for relative, node in _walk(root):
+        node_path = join_path(root_path, relative)
+        if isinstance(node, Group):
+            document = {"zarr_format": 3, "node_type": "group",
+                        "attributes": node.attrs.asdict()}
+        else:
+            document = _v3_document_for_v2(node)
+        plans.append((node_path, document))
+    if dry_run:
+        return [p for p, _ in plans]
+    for node_path, document in plans:
+        store_obj.set(join_path(node_path, ZARR_JSON), dump_json(document))
+    for node_path, _ in plans:
+        for name in (ZARRAY, ZGROUP, ZATTRS, ZMETADATA):
+            store_obj.delete(join_path(node_path, name))
+    return [p for p, _ in plans]
+
+
+def _v3_document_for_v2(array: Array) -> dict[str, Any]:
+    from zarrkit.hierarchy.creation import codec_json_v3
+    from zarrkit.metadata.dtypes_v3 import data_type_v3_from_numpy
+    from zarrkit.metadata.fill_value import default_fill_value, encode_fill_value_v3
+
+    metadata = array.metadata
+    dtype = metadata.dtype
+    where = f"array {array.name!r}"
+    if dtype.fields is not None:
+        raise MetadataError(f"{where}: structured chunks cannot be migrated in place; convert")
+    codecs: list[dict[str, Any]] = []
+    filters = [dict(f) for f in metadata.filters or ()]
+    object_kind = None
+    if dtype.kind == "O":
+        object_filters = [f for f in filters if f["id"] in ("vlen-utf8", "vlen-bytes")]
+        if len(object_filters) != 1 or filters[-1] is not object_filters[0]:
+            raise MetadataError(f"{where}: only a final vlen-utf8/vlen-bytes filter migrates")
+        object_kind = "string" if object_filters[0]["id"] == "vlen-utf8" else "bytes"
+        filters = filters[:-1]
+    for config in filters:
+        codecs.append(codec_json_v3(config))
+    if metadata.order == "F" and len(metadata.shape) > 1:
+        codecs.append({"name": "transpose",
+                       "configuration": {"order": list(range(len(metadata.shape)))[::-1]}})
+    if object_kind == "string":
+        codecs.append({"name": "vlen-utf8"})
+    elif object_kind == "bytes":
+        codecs.append({"name": "vlen-bytes"})
+    elif dtype.itemsize > 1 and dtype.kind not in "SUV":
+        endian = "big" if dtype.byteorder == ">" or (
+            dtype.byteorder == "=" and sys.byteorder == "big") else "little"
+        codecs.append({"name": "bytes", "configuration": {"endian": endian}})
+    else:
+        codecs.append({"name": "bytes"})
+    if metadata.compressor is not None:
+        codecs.append(codec_json_v3(dict(metadata.compressor)))
+    native = dtype.newbyteorder("=")
+    data_type = data_type_v3_from_numpy(native, object_kind=object_kind)
+    fill = metadata.fill_value
+    if fill is None:
+        fill = b"" if object_kind == "bytes" else ("" if object_kind else
+                                                   default_fill_value(native))
+    attributes = array.attrs.asdict()
+    document: dict[str, Any] = {
+        "zarr_format": 3, "node_type": "array",
+        "shape": list(metadata.shape),
+        "data_type": data_type.json,
+        "chunk_grid": {"name": "regular",
+                       "configuration": {"chunk_shape": list(metadata.chunks)}},
+        "chunk_key_encoding": {"name": "v2",
+                               "configuration": {"separator": metadata.dimension_separator}},
+        "fill_value": encode_fill_value_v3(fill, data_type),
+        "codecs": codecs,
+        "attributes": attributes,
+    }
+    names = attributes.get("_ARRAY_DIMENSIONS")
+    if isinstance(names, list) and len(names) == len(metadata.shape):
+        document["dimension_names"] = names
+    # Validate now, so a bad array stops the migration before anything is written.
+    from zarrkit.metadata.v3 import ArrayMetadataV3
+
+    ArrayMetadataV3.from_json(document, key=join_path(array.path, ZARR_JSON))
+    return document
+

@@ -1,0 +1,72 @@
+"""Keeping format-3 inline consolidated metadata up to date.
+
+When zarrkit creates, changes or deletes a node below a group whose ``zarr.json`` holds
+``consolidated_metadata``, it updates that snapshot in place: only the entries of the
+changed nodes, with no listing, so the snapshot never goes stale through zarrkit.
+
+>>> import zarrkit as zk
+>>> s = {}
+>>> root = zk.group(s, zarr_format=3)
+>>> _ = zk.consolidate_metadata(s)
+>>> _ = root.create_array("a", shape=(2,), dtype="u1")
+>>> sorted(zk.open_group(s, mode="r", consolidated=True).metadata.consolidated_metadata[
+...     "metadata"])
+['a']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from zarrkit.metadata.jsonio import dump_json, load_json_object
+from zarrkit.paths import ancestors, join_path
+from zarrkit.storage.base import Store
+
+ZARR_JSON = "zarr.json"
+
+
+def record_changes(store: Store, changes: Mapping[str, dict[str, Any] | None]) -> None:
+    """Apply node changes (path -> new ``zarr.json`` document, or None for a deleted node)
+    to every consolidated snapshot held by an ancestor of a changed node.
+
+    >>> from zarrkit.storage import MemoryStore
+    >>> record_changes(MemoryStore(), {"a": None})  # no snapshot anywhere: nothing to do
+    """
+    if not changes:
+        return
+    candidates = sorted({a for path in changes for a in ancestors(path)})
+    keys = [join_path(a, ZARR_JSON) for a in candidates]
+    for holder, key, raw in zip(candidates, keys, store.get_many(keys), strict=True):
+        if raw is None:
+            continue
+        document = load_json_object(raw, key=key)
+        inline = document.get("consolidated_metadata")
+        if not isinstance(inline, dict) or not isinstance(inline.get("metadata"), dict):
+            continue
+        entries: dict[str, Any] = dict(inline["metadata"])
+        prefix = f"{holder}/" if holder else ""
+        for path, node_document in changes.items():
+            if not path.startswith(prefix) or path == holder:
+                continue
+            relative = path[len(prefix):]
+            if node_document is None:
+                entries = {k: v for k, v in entries.items()
+                           if k != relative and not k.startswith(relative + "/")}
+            else:
+                if node_document.get("node_type") == "group":
+                    # Nested groups' own snapshots would repeat their subtrees.
+                    node_document = {**node_document, "consolidated_metadata": None}
+                entries[relative] = node_document
+        document["consolidated_metadata"] = {**inline, "metadata": dict(sorted(entries.items()))}
+        store.set(key, dump_json(document))
+
+
+def current_snapshot(store: Store, path: str) -> dict[str, Any] | None:
+    """The consolidated snapshot stored in the group's ``zarr.json`` now (a Group object's
+    copy may be older than what other writes left there)."""
+    raw = store.get(join_path(path, ZARR_JSON))
+    if raw is None:
+        return None
+    snapshot = load_json_object(raw, key=join_path(path, ZARR_JSON)).get("consolidated_metadata")
+    return snapshot if isinstance(snapshot, dict) else None

@@ -1,0 +1,554 @@
+"""Zarr v3 metadata documents: the ``zarr.json`` of arrays and groups.
+
+Unknown fields follow the spec's extension rules: a top-level field zarrkit does not know,
+or an unknown codec or storage transformer, is refused with
+:class:`~zarrkit.errors.UnsupportedExtensionError` unless it is an object that says
+``"must_understand": false``, in which case it is kept and written back unchanged.
+
+>>> meta = parse_node_v3({"zarr_format": 3, "node_type": "array", "shape": [10],
+...     "data_type": "int32", "chunk_grid": {"name": "regular",
+...     "configuration": {"chunk_shape": [5]}}, "chunk_key_encoding": {"name": "default"},
+...     "fill_value": 0, "codecs": ["bytes"]})
+>>> meta.chunks, meta.dtype, meta.chunk_key((1,)), meta.codecs
+((5,), dtype('int32'), 'c/1', ({'name': 'bytes'},))
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import numpy as np
+
+from zarrkit import registry
+from zarrkit.errors import MetadataError, UnsupportedExtensionError
+from zarrkit.metadata.chunk_grid import (
+    ChunkGrid,
+    RectilinearChunkGrid,
+    RegularChunkGrid,
+    parse_chunk_grid,
+)
+from zarrkit.metadata.chunk_key_encoding import ChunkKeyEncoding
+from zarrkit.metadata.dtypes_v3 import DataTypeV3, parse_data_type_v3, parse_extension
+from zarrkit.metadata.fill_value import (
+    decode_fill_value_v3,
+    default_fill_value_v3,
+    encode_fill_value_v3,
+)
+
+ZARR_JSON = "zarr.json"
+
+_REQUIRED_ARRAY_KEYS = ("shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value",
+                        "codecs")
+_ARRAY_KEYS = frozenset({"zarr_format", "node_type", *_REQUIRED_ARRAY_KEYS, "attributes",
+                         "dimension_names", "storage_transformers"})
+_GROUP_KEYS = frozenset({"zarr_format", "node_type", "attributes", "consolidated_metadata"})
+
+
+def _prefixed(error: MetadataError, key: str) -> MetadataError:
+    """The same kind of error, its message starting with the document's key."""
+    prefixed = type(error)(f"{key}: {error}")
+    prefixed.__cause__ = error
+    return prefixed
+
+
+def _check_header(document: Any, key: str, node_type: str) -> dict[str, Any]:
+    if not isinstance(document, dict):
+        raise MetadataError(f"{key}: expected a JSON object, found {type(document).__name__}")
+    zarr_format = document.get("zarr_format")
+    if zarr_format != 3 or isinstance(zarr_format, bool):
+        raise MetadataError(f"{key}: zarr_format must be 3, found {zarr_format!r}")
+    if document.get("node_type") != node_type:
+        raise MetadataError(
+            f"{key}: node_type must be {node_type!r}, found {document.get('node_type')!r}"
+        )
+    return document
+
+
+def _extra_fields(document: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    for name in document:
+        if name in known:
+            continue
+        value = document[name]
+        if not (isinstance(value, dict) and value.get("must_understand") is False):
+            raise UnsupportedExtensionError(
+                f"unsupported field {name!r} (zarrkit does not implement it and it is not "
+                "marked \"must_understand\": false)"
+            )
+        extra[name] = copy.deepcopy(value)
+    return extra
+
+
+def _check_extra(extra: dict[str, Any], known: frozenset[str]) -> None:
+    for name, value in extra.items():
+        if name in known:
+            raise MetadataError(f"extra field {name!r} is a standard field")
+        if not (isinstance(value, dict) and value.get("must_understand") is False):
+            raise MetadataError(f"extra field {name!r} must be an object with "
+                                "\"must_understand\": false")
+
+
+def _attributes(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise MetadataError(f"attributes must be a JSON object, found {value!r}")
+    return value
+
+
+def _codec_is_known(name: str) -> bool:
+    if name.startswith("numcodecs."):
+        # The codec pipeline resolves these through numcodecs, without registration, and
+        # reports an id numcodecs lacks itself.
+        return True
+    if not registry.codecs.names():
+        # No v3 codec is registered (zarrkit.codecs.v3 is not loaded): which codecs are
+        # supported is then for the codec pipeline to say when it is built.
+        return True
+    return name in registry.codecs
+
+
+def _normalize_codec(codec: Any) -> dict[str, Any]:
+    ref = parse_extension(codec, "codec", strict=False)
+    if isinstance(codec, str):
+        return {"name": codec}
+    if ref.must_understand and not _codec_is_known(ref.name):
+        raise UnsupportedExtensionError(f"unsupported codec {ref.name!r}")
+    return copy.deepcopy(codec)  # type: ignore[no-any-return]
+
+
+def _normalize_storage_transformer(transformer: Any) -> dict[str, Any]:
+    ref = parse_extension(transformer, "storage transformer", strict=False)
+    # zarrkit implements no storage transformer; only ignorable ones can be kept.
+    if ref.must_understand:
+        raise UnsupportedExtensionError(f"unsupported storage transformer {ref.name!r}")
+    return copy.deepcopy(transformer)  # type: ignore[no-any-return]
+
+
+def _int_tuple(value: Any, name: str) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not all(
+        isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in value
+    ):
+        raise MetadataError(f"{name} must be a list of non-negative integers, found {value!r}")
+    return tuple(int(n) for n in value)
+
+
+def _fill_identity(value: Any) -> Any:
+    """What makes two fill values equal: their bytes, so NaN equals the same NaN."""
+    if isinstance(value, np.generic):
+        return (value.dtype.str, value.dtype.descr, value.tobytes())
+    return (type(value).__name__, value)
+
+
+@dataclass(frozen=True, eq=False)
+class ArrayMetadataV3:
+    """The ``zarr.json`` of an array, parsed.
+
+    ``fill_value`` is decoded (a numpy scalar of ``data_type.numpy``; str or bytes for the
+    ``string`` and ``bytes`` types); None means the data type's default. ``codecs`` are JSON
+    objects ``{"name": ..., "configuration": ...}`` (validated by the codec pipeline).
+    Equality compares fill values bit for bit, so NaN fills compare equal.
+
+    >>> from zarrkit.metadata.dtypes_v3 import data_type_v3_from_numpy
+    >>> m = ArrayMetadataV3(shape=(4,), data_type=data_type_v3_from_numpy("f4"),
+    ...     chunk_grid=RegularChunkGrid((2,)), fill_value=float("nan"), codecs=("bytes",))
+    >>> m.to_json()["fill_value"], m.fill_value.dtype, m == ArrayMetadataV3.from_json(m.to_json())
+    ('NaN', dtype('float32'), True)
+    """
+
+    shape: tuple[int, ...]
+    data_type: DataTypeV3
+    chunk_grid: ChunkGrid
+    chunk_key_encoding: ChunkKeyEncoding = field(default_factory=ChunkKeyEncoding)
+    fill_value: Any = None
+    codecs: tuple[dict[str, Any], ...] = ({"name": "bytes"},)
+    attributes: dict[str, Any] = field(default_factory=dict)
+    dimension_names: tuple[str | None, ...] | None = None
+    storage_transformers: tuple[dict[str, Any], ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "shape", _int_tuple(self.shape, "shape"))
+        if not isinstance(self.data_type, DataTypeV3):
+            raise MetadataError(f"data_type must be a DataTypeV3, found {self.data_type!r}")
+        if not isinstance(self.chunk_grid, ChunkGrid):
+            raise MetadataError(f"chunk_grid must be a ChunkGrid, found {self.chunk_grid!r}")
+        self.chunk_grid.check_array_shape(self.shape)
+        if not isinstance(self.chunk_key_encoding, ChunkKeyEncoding):
+            raise MetadataError(
+                f"chunk_key_encoding must be a ChunkKeyEncoding, found {self.chunk_key_encoding!r}"
+            )
+        if self.fill_value is None:
+            set_(self, "fill_value", default_fill_value_v3(self.data_type))
+        else:
+            # Through the JSON form and back: checks the value and gives it its exact type.
+            set_(self, "fill_value", decode_fill_value_v3(
+                encode_fill_value_v3(self.fill_value, self.data_type), self.data_type
+            ))
+        if isinstance(self.codecs, (str, dict)) or not isinstance(self.codecs, Sequence):
+            raise MetadataError(f"codecs must be a list, found {self.codecs!r}")
+        if not self.codecs:
+            raise MetadataError("codecs must not be empty (an array -> bytes codec is required)")
+        set_(self, "codecs", tuple(_normalize_codec(c) for c in self.codecs))
+        set_(self, "attributes", _attributes(self.attributes))
+        if self.dimension_names is not None:
+            names = self.dimension_names
+            if isinstance(names, str) or not isinstance(names, Sequence) or not all(
+                n is None or isinstance(n, str) for n in names
+            ):
+                raise MetadataError(
+                    f"dimension_names must be a list of strings or nulls, found {names!r}"
+                )
+            if len(names) != len(self.shape):
+                raise MetadataError(
+                    f"dimension_names {list(names)} has {len(names)} entries but the array "
+                    f"has {len(self.shape)} dimensions"
+                )
+            set_(self, "dimension_names", tuple(names))
+        if isinstance(self.storage_transformers, (str, dict)) or not isinstance(
+            self.storage_transformers, Sequence
+        ):
+            raise MetadataError(
+                f"storage_transformers must be a list, found {self.storage_transformers!r}"
+            )
+        set_(self, "storage_transformers", tuple(
+            _normalize_storage_transformer(t) for t in self.storage_transformers
+        ))
+        _check_extra(self.extra, _ARRAY_KEYS)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArrayMetadataV3):
+            return NotImplemented
+        return (
+            self.shape == other.shape
+            and self.data_type == other.data_type
+            and self.chunk_grid == other.chunk_grid
+            and self.chunk_key_encoding == other.chunk_key_encoding
+            and _fill_identity(self.fill_value) == _fill_identity(other.fill_value)
+            and self.codecs == other.codecs
+            and self.attributes == other.attributes
+            and self.dimension_names == other.dimension_names
+            and self.storage_transformers == other.storage_transformers
+            and self.extra == other.extra
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def zarr_format(self) -> Literal[3]:
+        """Always 3.
+
+        >>> ArrayMetadataV3(shape=(), data_type=parse_data_type_v3("int8"),
+        ...     chunk_grid=RegularChunkGrid(())).zarr_format
+        3
+        """
+        return 3
+
+    @property
+    def node_type(self) -> Literal["array"]:
+        """Always ``"array"``.
+
+        >>> ArrayMetadataV3(shape=(), data_type=parse_data_type_v3("int8"),
+        ...     chunk_grid=RegularChunkGrid(())).node_type
+        'array'
+        """
+        return "array"
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The numpy dtype of decoded arrays (``object`` for ``string`` and ``bytes``).
+
+        >>> ArrayMetadataV3(shape=(), data_type=parse_data_type_v3("string"),
+        ...     chunk_grid=RegularChunkGrid(()), codecs=("vlen-utf8",)).dtype
+        dtype('O')
+        """
+        return self.data_type.numpy
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions.
+
+        >>> ArrayMetadataV3(shape=(3, 0), data_type=parse_data_type_v3("int8"),
+        ...     chunk_grid=RegularChunkGrid((2, 2))).ndim
+        2
+        """
+        return len(self.shape)
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        """The chunk shape of a regular chunk grid.
+
+        >>> m = ArrayMetadataV3.from_json({"zarr_format": 3, "node_type": "array",
+        ...     "shape": [3], "data_type": "uint8", "chunk_key_encoding": {"name": "default"},
+        ...     "chunk_grid": {"name": "rectilinear", "configuration": {"kind": "inline",
+        ...     "chunk_shapes": [[1, 2]]}}, "fill_value": 0, "codecs": [{"name": "bytes"}]})
+        >>> m.chunks  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        zarrkit.errors.UnsupportedExtensionError: the array has a 'rectilinear' chunk grid, ...
+        """
+        if isinstance(self.chunk_grid, RegularChunkGrid):
+            return self.chunk_grid.chunk_shape
+        raise UnsupportedExtensionError(
+            f"the array has a {self.chunk_grid.name!r} chunk grid, which has no single chunk "
+            "shape; zarrkit arrays support only regular chunk grids for now"
+        )
+
+    def chunk_key(self, chunk_coords: Sequence[int]) -> str:
+        """The key of a chunk relative to the array (``"c/0/1"`` with the default encoding).
+
+        >>> ArrayMetadataV3(shape=(), data_type=parse_data_type_v3("bool"),
+        ...     chunk_grid=RegularChunkGrid(())).chunk_key(())
+        'c'
+        """
+        return self.chunk_key_encoding.encode(chunk_coords)
+
+    def with_shape(self, shape: Sequence[int]) -> ArrayMetadataV3:
+        """A copy with a new shape (for resize); the number of dimensions cannot change.
+
+        >>> m = ArrayMetadataV3(shape=(2,), data_type=parse_data_type_v3("int8"),
+        ...     chunk_grid=RegularChunkGrid((2,)))
+        >>> m.with_shape((5,)).shape
+        (5,)
+        """
+        return replace(self, shape=tuple(shape))
+
+    def with_attributes(self, attributes: dict[str, Any]) -> ArrayMetadataV3:
+        """A copy with new user attributes.
+
+        >>> m = ArrayMetadataV3(shape=(2,), data_type=parse_data_type_v3("int8"),
+        ...     chunk_grid=RegularChunkGrid((2,)))
+        >>> m.with_attributes({"units": "m"}).to_json()["attributes"]
+        {'units': 'm'}
+        """
+        return replace(self, attributes=dict(attributes))
+
+    @classmethod
+    def from_json(cls, document: Any, key: str = ZARR_JSON) -> ArrayMetadataV3:
+        """Parse an array's ``zarr.json`` document; errors name ``key``.
+
+        >>> ArrayMetadataV3.from_json({"zarr_format": 3, "node_type": "array"}, "a/zarr.json")
+        Traceback (most recent call last):
+        zarrkit.errors.MetadataError: a/zarr.json: missing required key 'shape'
+        """
+        try:
+            document = _check_header(document, key, "array")
+            for name in _REQUIRED_ARRAY_KEYS:
+                if name not in document:
+                    raise MetadataError(f"missing required key {name!r}")
+            extra = _extra_fields(document, _ARRAY_KEYS)
+            shape = _int_tuple(document["shape"], "shape")
+            data_type = parse_data_type_v3(document["data_type"])
+            chunk_grid = parse_chunk_grid(document["chunk_grid"])
+            chunk_key_encoding = ChunkKeyEncoding.from_json(document["chunk_key_encoding"])
+            fill_value = decode_fill_value_v3(document["fill_value"], data_type)
+            codecs = document["codecs"]
+            if not isinstance(codecs, list):
+                raise MetadataError(f"codecs must be a list, found {codecs!r}")
+            transformers = document.get("storage_transformers", [])
+            if not isinstance(transformers, list):
+                raise MetadataError(f"storage_transformers must be a list, found {transformers!r}")
+            dimension_names = document.get("dimension_names")
+            if dimension_names is not None and not isinstance(dimension_names, list):
+                raise MetadataError(
+                    f"dimension_names must be a list of strings or nulls, found {dimension_names!r}"
+                )
+            return cls(
+                shape=shape,
+                data_type=data_type,
+                chunk_grid=chunk_grid,
+                chunk_key_encoding=chunk_key_encoding,
+                fill_value=fill_value,
+                codecs=tuple(codecs),
+                attributes=copy.deepcopy(_attributes(document.get("attributes", {}))),
+                dimension_names=None if dimension_names is None else tuple(dimension_names),
+                storage_transformers=tuple(transformers),
+                extra=extra,
+            )
+        except MetadataError as e:
+            if str(e).startswith(f"{key}: "):
+                raise
+            raise _prefixed(e, key) from e
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``zarr.json`` document (a fresh object the caller may modify).
+
+        >>> m = ArrayMetadataV3(shape=(4, 4), data_type=parse_data_type_v3("uint8"),
+        ...     chunk_grid=RegularChunkGrid((2, 2)), dimension_names=("y", None))
+        >>> doc = m.to_json()
+        >>> doc["chunk_key_encoding"], doc["fill_value"], doc["dimension_names"]
+        ({'name': 'default', 'configuration': {'separator': '/'}}, 0, ['y', None])
+        """
+        document: dict[str, Any] = {
+            "zarr_format": 3,
+            "node_type": "array",
+            "shape": list(self.shape),
+            "data_type": copy.deepcopy(self.data_type.json),
+            "chunk_grid": self.chunk_grid.to_json(),
+            "chunk_key_encoding": self.chunk_key_encoding.to_json(),
+            "fill_value": encode_fill_value_v3(self.fill_value, self.data_type),
+            "codecs": copy.deepcopy(list(self.codecs)),
+            "attributes": copy.deepcopy(self.attributes),
+        }
+        if self.dimension_names is not None:
+            document["dimension_names"] = list(self.dimension_names)
+        document["storage_transformers"] = copy.deepcopy(list(self.storage_transformers))
+        document.update(copy.deepcopy(self.extra))
+        return document
+
+
+@dataclass(frozen=True)
+class GroupMetadataV3:
+    """The ``zarr.json`` of a group, parsed.
+
+    ``consolidated_metadata`` is the raw object zarr-python writes inline:
+    ``{"kind": "inline", "must_understand": false, "metadata": {path: zarr.json document}}``.
+
+    >>> GroupMetadataV3(attributes={"a": 1}).to_json()
+    {'zarr_format': 3, 'node_type': 'group', 'attributes': {'a': 1}}
+    """
+
+    attributes: dict[str, Any] = field(default_factory=dict)
+    consolidated_metadata: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _attributes(self.attributes)
+        consolidated = self.consolidated_metadata
+        if consolidated is not None:
+            if not isinstance(consolidated, dict):
+                raise MetadataError(
+                    f"consolidated_metadata must be an object or null, found {consolidated!r}"
+                )
+            if consolidated.get("kind") != "inline":
+                raise MetadataError(
+                    "consolidated_metadata: kind must be 'inline', found "
+                    f"{consolidated.get('kind')!r}"
+                )
+            entries = consolidated.get("metadata")
+            if not isinstance(entries, dict) or not all(
+                isinstance(v, dict) for v in entries.values()
+            ):
+                raise MetadataError(
+                    "consolidated_metadata: metadata must map paths to zarr.json objects"
+                )
+        _check_extra(self.extra, _GROUP_KEYS)
+
+    @property
+    def zarr_format(self) -> Literal[3]:
+        """Always 3.
+
+        >>> GroupMetadataV3().zarr_format
+        3
+        """
+        return 3
+
+    @property
+    def node_type(self) -> Literal["group"]:
+        """Always ``"group"``.
+
+        >>> GroupMetadataV3().node_type
+        'group'
+        """
+        return "group"
+
+    def with_attributes(self, attributes: dict[str, Any]) -> GroupMetadataV3:
+        """A copy with new user attributes.
+
+        >>> GroupMetadataV3().with_attributes({"x": 1}).attributes
+        {'x': 1}
+        """
+        return replace(self, attributes=dict(attributes))
+
+    def consolidated_nodes(
+        self, key: str = ZARR_JSON
+    ) -> dict[str, ArrayMetadataV3 | GroupMetadataV3]:
+        """The consolidated child nodes parsed, by path relative to this group (empty when
+        there is no consolidated metadata).
+
+        >>> g = GroupMetadataV3(consolidated_metadata={"kind": "inline",
+        ...     "must_understand": False, "metadata": {"sub": {"zarr_format": 3,
+        ...     "node_type": "group"}}})
+        >>> g.consolidated_nodes()
+        {'sub': GroupMetadataV3(attributes={}, consolidated_metadata=None, extra={})}
+        """
+        if self.consolidated_metadata is None:
+            return {}
+        prefix = key[: -len(ZARR_JSON)] if key.endswith(ZARR_JSON) else ""
+        return {
+            path: parse_node_v3(document, f"{prefix}{path}/{ZARR_JSON}")
+            for path, document in self.consolidated_metadata["metadata"].items()
+        }
+
+    @classmethod
+    def from_json(cls, document: Any, key: str = ZARR_JSON) -> GroupMetadataV3:
+        """Parse a group's ``zarr.json`` document; errors name ``key``.
+
+        >>> GroupMetadataV3.from_json({"zarr_format": 3, "node_type": "group",
+        ...     "attributes": {"a": 1}}).attributes
+        {'a': 1}
+        >>> GroupMetadataV3.from_json({"zarr_format": 2, "node_type": "group"}, "g/zarr.json")
+        Traceback (most recent call last):
+        zarrkit.errors.MetadataError: g/zarr.json: zarr_format must be 3, found 2
+        """
+        try:
+            document = _check_header(document, key, "group")
+            extra = _extra_fields(document, _GROUP_KEYS)
+            return cls(
+                attributes=copy.deepcopy(_attributes(document.get("attributes", {}))),
+                consolidated_metadata=copy.deepcopy(document.get("consolidated_metadata")),
+                extra=extra,
+            )
+        except MetadataError as e:
+            if str(e).startswith(f"{key}: "):
+                raise
+            raise _prefixed(e, key) from e
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``zarr.json`` document (a fresh object the caller may modify).
+
+        >>> GroupMetadataV3(extra={"x": {"must_understand": False}}).to_json()["x"]
+        {'must_understand': False}
+        """
+        document: dict[str, Any] = {
+            "zarr_format": 3,
+            "node_type": "group",
+            "attributes": copy.deepcopy(self.attributes),
+        }
+        if self.consolidated_metadata is not None:
+            document["consolidated_metadata"] = copy.deepcopy(self.consolidated_metadata)
+        document.update(copy.deepcopy(self.extra))
+        return document
+
+
+def parse_node_v3(document: Any, key: str = ZARR_JSON) -> ArrayMetadataV3 | GroupMetadataV3:
+    """Parse a ``zarr.json`` document as an array or a group, by its ``node_type``.
+
+    >>> parse_node_v3({"zarr_format": 3, "node_type": "group"})
+    GroupMetadataV3(attributes={}, consolidated_metadata=None, extra={})
+    >>> parse_node_v3({"zarr_format": 3, "node_type": "dataset"}, "x/zarr.json")
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: x/zarr.json: node_type must be 'array' or 'group', found 'dataset'
+    """
+    if not isinstance(document, dict):
+        raise MetadataError(f"{key}: expected a JSON object, found {type(document).__name__}")
+    node_type = document.get("node_type")
+    if node_type == "array":
+        return ArrayMetadataV3.from_json(document, key)
+    if node_type == "group":
+        return GroupMetadataV3.from_json(document, key)
+    zarr_format = document.get("zarr_format")
+    if zarr_format != 3 or isinstance(zarr_format, bool):
+        raise MetadataError(f"{key}: zarr_format must be 3, found {zarr_format!r}")
+    raise MetadataError(f"{key}: node_type must be 'array' or 'group', found {node_type!r}")
+
+
+__all__ = [
+    "ZARR_JSON",
+    "ArrayMetadataV3",
+    "GroupMetadataV3",
+    "RectilinearChunkGrid",
+    "RegularChunkGrid",
+    "parse_node_v3",
+]
