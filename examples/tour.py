@@ -14,14 +14,20 @@ import zarrkit as zk
 
 
 def main(path: str) -> None:
+    # Zarr format 3 by default; pass zarr_format=2 for the older format.
     root = zk.open_group(path, mode="w", attributes={"title": "zarrkit tour"})
 
     # An image-like array, zstd-compressed, written in one go.
     y, x = np.mgrid[0:256, 0:256]
     image = (1000 + 500 * np.sin(x / 20) * np.cos(y / 30)).astype("uint16")
     img = root.create_array("raw/image", shape=image.shape, chunks=(64, 64), dtype="uint16",
-                            attributes={"units": "counts", "_ARRAY_DIMENSIONS": ["y", "x"]})
+                            dimension_names=["y", "x"], attributes={"units": "counts"})
     img[...] = image
+
+    # The same image sharded: 128x128 shards of 32x32 inner chunks, one file per shard.
+    sharded = root.create_array("raw/image_sharded", shape=image.shape, chunks=(32, 32),
+                                shards=(128, 128), dtype="uint16")
+    sharded[...] = image
 
     # A time series that grows by appending, blosc-compressed with a delta filter.
     series = root.create_array("raw/series", shape=(0,), chunks=(100,), dtype="<i8",
@@ -49,10 +55,12 @@ def main(path: str) -> None:
     print("image[100, 100:104] =", image_back[100, 100:104])
     print("image.oindex[[0, 255], [0, 255]] =", image_back.oindex[[0, 255], [0, 255]].tolist())
     print("image.vindex[[0, 255], [0, 255]] =", image_back.vindex[[0, 255], [0, 255]].tolist())
+    print("sharded[100, 100:104] =", back["raw/image_sharded"][100, 100:104],
+          "shards:", back["raw/image_sharded"].shards)
     print("series[-3:] =", back["raw/series"][-3:])
     print("labels =", back["meta/labels"][:].tolist())
     print("table['score'] =", back["meta/table"][:]["score"])
-    print("attrs:", dict(back.attrs), dict(image_back.attrs))
+    print("attrs:", dict(back.attrs), dict(image_back.attrs), image_back.dimension_names)
     print()
     print(image_back.info)
 

@@ -14,3 +14,12 @@ def fixtures_dir() -> Path:
     if not FIXTURES.is_dir():
         pytest.skip(f"shared fixtures not found at {FIXTURES}")
     return FIXTURES
+
+
+@pytest.fixture
+def default_format_2():
+    """Run a test with format 2 as the default for new nodes (for the v2 suites)."""
+    import zarrkit as zk
+
+    with zk.config.set(default_zarr_format=2):
+        yield

@@ -22,6 +22,9 @@ from hypothesis import strategies as st
 import zarrkit as zk
 from zarrkit.storage import DirectoryStore, MemoryStore
 
+# These suites pin format 2; the v3 behaviour has its own tests.
+pytestmark = pytest.mark.usefixtures("default_format_2")
+
 DTYPES = ["i1", "u1", "<i2", ">i4", "<u8", "<f4", ">f8", "|b1", "<c8", ">c16", "|S5", "<M8[s]"]
 
 PROPERTY_SETTINGS = settings(

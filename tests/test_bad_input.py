@@ -30,6 +30,9 @@ from zarrkit.errors import (
 )
 from zarrkit.storage import DirectoryStore, MemoryStore
 
+# These suites pin format 2; the v3 behaviour has its own tests.
+pytestmark = pytest.mark.usefixtures("default_format_2")
+
 ARRAY_PATH = "data/arr"
 ZARRAY_KEY = f"{ARRAY_PATH}/.zarray"
 GROUP_DOC = b'{\n    "zarr_format": 2\n}'

@@ -20,6 +20,9 @@ from zarrkit.errors import (
 )
 from zarrkit.storage import MemoryStore
 
+# These suites pin format 2; the v3 behaviour has its own tests.
+pytestmark = pytest.mark.usefixtures("default_format_2")
+
 METADATA_NAMES = (".zarray", ".zgroup", ".zattrs")
 
 

@@ -55,6 +55,9 @@ from interop_helpers import (
 
 import zarrkit as zk
 
+# These suites pin format 2; the v3 behaviour has its own tests.
+pytestmark = pytest.mark.usefixtures("default_format_2")
+
 # --- the case tables -------------------------------------------------------------------------
 SHAPE = (7, 5)
 CHUNKS = (3, 2)  # edge chunks along both axes: 7 = 3 + 3 + 1, 5 = 2 + 2 + 1

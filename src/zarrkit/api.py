@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.config import config
 from zarrkit.errors import (
     ContainsNodeError,
     GroupNotFoundError,
@@ -37,8 +38,6 @@ from zarrkit.storage.base import Store
 from zarrkit.storage.resolve import make_store
 
 _MODES = ("r", "r+", "a", "w", "w-")
-# The format new nodes get when none is asked for.
-DEFAULT_ZARR_FORMAT = 2
 
 
 def _check_mode(mode: str) -> None:
@@ -122,7 +121,7 @@ def open_group(
             return group
         if found is not None:
             raise ContainsNodeError(f"an array exists at path {node_path!r}, not a group")
-    new_format = zarr_format or DEFAULT_ZARR_FORMAT
+    new_format = zarr_format or config.default_zarr_format
     create_group_node(store_obj, node_path, attributes, overwrite=mode == "w",
                       zarr_format=new_format)
     return Group(store_obj, node_path, zarr_format=new_format, attributes=attributes or {})
@@ -253,7 +252,7 @@ def create_array(
     _check_format(zarr_format)
     store_obj = make_store(store, mode="a")
     path = normalize_path(name)
-    metadata = array_metadata(zarr_format=zarr_format or DEFAULT_ZARR_FORMAT, shape=shape,
+    metadata = array_metadata(zarr_format=zarr_format or config.default_zarr_format, shape=shape,
                               dtype=dtype, attributes=attributes, **options)
     create_array_node(store_obj, path, metadata, attributes, overwrite=overwrite)
     array = Array(store_obj, path, metadata, attributes=attributes or {},

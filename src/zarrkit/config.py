@@ -1,12 +1,9 @@
 """Process-wide settings, readable from the environment and settable in code.
 
-=====================  ===============================  ========================
-setting                environment variable             default
-=====================  ===============================  ========================
-``threads``            ``ZARRKIT_THREADS``              number of CPUs
-``fsync``              ``ZARRKIT_FSYNC``                ``False``
-``write_empty_chunks`` ``ZARRKIT_WRITE_EMPTY_CHUNKS``   ``False``
-=====================  ===============================  ========================
+- ``threads`` (``ZARRKIT_THREADS``, default: the number of CPUs)
+- ``fsync`` (``ZARRKIT_FSYNC``, default ``False``)
+- ``write_empty_chunks`` (``ZARRKIT_WRITE_EMPTY_CHUNKS``, default ``False``)
+- ``default_zarr_format`` (``ZARRKIT_DEFAULT_ZARR_FORMAT``, default ``3``)
 
 >>> import zarrkit as zk
 >>> with zk.config.set(fsync=True):
@@ -46,6 +43,8 @@ class Config:
         self.threads: int = _env_int("ZARRKIT_THREADS", os.cpu_count() or 1)
         self.fsync: bool = _env_bool("ZARRKIT_FSYNC", False)
         self.write_empty_chunks: bool = _env_bool("ZARRKIT_WRITE_EMPTY_CHUNKS", False)
+        # The format of new nodes when a call does not say.
+        self.default_zarr_format: int = _env_int("ZARRKIT_DEFAULT_ZARR_FORMAT", 3)
 
     @contextlib.contextmanager
     def set(self, **settings: Any) -> Iterator[Config]:
@@ -72,7 +71,8 @@ class Config:
     def __repr__(self) -> str:
         return (
             f"Config(threads={self.threads}, fsync={self.fsync}, "
-            f"write_empty_chunks={self.write_empty_chunks})"
+            f"write_empty_chunks={self.write_empty_chunks}, "
+            f"default_zarr_format={self.default_zarr_format})"
         )
 
 

@@ -207,6 +207,7 @@ def migrate_metadata(store: Any, path: str = "", *, dry_run: bool = False) -> li
 
 
 def _v3_document_for_v2(array: Array) -> dict[str, Any]:
+    from zarrkit.codecs.v3.spec import has_endianness
     from zarrkit.hierarchy.creation import codec_json_v3
     from zarrkit.metadata.dtypes_v3 import data_type_v3_from_numpy
     from zarrkit.metadata.fill_value import default_fill_value, encode_fill_value_v3
@@ -234,7 +235,7 @@ def _v3_document_for_v2(array: Array) -> dict[str, Any]:
         codecs.append({"name": "vlen-utf8"})
     elif object_kind == "bytes":
         codecs.append({"name": "vlen-bytes"})
-    elif dtype.itemsize > 1 and dtype.kind not in "SUV":
+    elif has_endianness(dtype):
         endian = "big" if dtype.byteorder == ">" or (
             dtype.byteorder == "=" and sys.byteorder == "big") else "little"
         codecs.append({"name": "bytes", "configuration": {"endian": endian}})

@@ -717,6 +717,7 @@ class ArrayInfo:
             ("Data type", str(a.dtype)),
             ("Shape", str(a.shape)),
             ("Chunk shape", str(a.chunks)),
+            ("Shard shape", str(a.shards) if a.shards else "-"),
             ("Order", a.order),
             ("Fill value", repr(a.fill_value)),
             ("Read-only", str(a.read_only)),

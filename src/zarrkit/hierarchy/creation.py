@@ -259,7 +259,7 @@ def array_metadata_v3(
     ((50,), 'sharding_indexed')
     """
     from zarrkit.codecs.v3.pipeline import CodecPipelineV3
-    from zarrkit.codecs.v3.spec import ChunkSpec
+    from zarrkit.codecs.v3.spec import ChunkSpec, has_endianness
     from zarrkit.metadata.chunk_grid import RegularChunkGrid
     from zarrkit.metadata.chunk_key_encoding import ChunkKeyEncoding
     from zarrkit.metadata.dtypes_v3 import data_type_v3_from_numpy
@@ -282,7 +282,7 @@ def array_metadata_v3(
             serializer_json: dict[str, Any] = {"name": "vlen-bytes"}
         elif object_kind == "string":
             serializer_json = {"name": "vlen-utf8"}
-        elif numpy_dtype.itemsize > 1 and numpy_dtype.kind not in "SUV":
+        elif has_endianness(numpy_dtype):
             serializer_json = {"name": "bytes", "configuration": {"endian": "little"}}
         else:
             serializer_json = {"name": "bytes"}
