@@ -184,11 +184,19 @@ def migrate_metadata(store: Any, path: str = "", *, dry_run: bool = False) -> li
     """
     store_obj = make_store(store, mode="a")
     root_path = normalize_path(path)
-    from zarrkit.api import open_group
+    from zarrkit.api import open_array, open_group
 
-    root = open_group(store_obj, mode="r", path=root_path, zarr_format=2, consolidated=False)
+    found = find_node(store_obj, root_path, zarr_format=2)
+    if found is None:
+        raise MetadataError(f"no format 2 array or group at path {root_path!r} to migrate")
+    if found.kind == "array":
+        nodes: list[tuple[str, Array | Group]] = [
+            ("", open_array(store_obj, mode="r", path=root_path, zarr_format=2))]
+    else:
+        nodes = list(_walk(open_group(store_obj, mode="r", path=root_path, zarr_format=2,
+                                      consolidated=False)))
     plans: list[tuple[str, dict[str, Any]]] = []
-    for relative, node in _walk(root):
+    for relative, node in nodes:
         node_path = join_path(root_path, relative)
         if isinstance(node, Group):
             document = {"zarr_format": 3, "node_type": "group",
