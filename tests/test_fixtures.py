@@ -51,27 +51,16 @@ def assert_same(actual: np.ndarray, expected: np.ndarray) -> None:
 ML_DTYPES_AS_BITS = {"bfloat16": "bits", "float8_e4m3fn": "bits", "float8_e5m2": "bits",
                      "int4": "values", "uint4": "values", "int2": "values", "uint2": "values"}
 V2_ENTRIES = _entries(2)
-
-
-@pytest.mark.parametrize("entry", V2_ENTRIES, ids=[e["id"] + ":" + e["array"] for e in V2_ENTRIES])
-def test_read_v2_fixture(entry: dict) -> None:
-    corpus = fixtures_dir() / "corpus"
-    expected = np.load(corpus / entry["expected"], allow_pickle=False)
-    array = zk.open_array(str(corpus / entry["store"]), mode="r", path=entry["array"] or None)
-    actual = array[...]
-    assert_same(np.asarray(actual), expected)
-    assert array.shape == tuple(entry["shape"])
-
-
 V3_ENTRIES = _entries(3)
+ALL_ENTRIES = V2_ENTRIES + V3_ENTRIES
 
 
-@pytest.mark.parametrize("entry", V3_ENTRIES, ids=[e["id"] + ":" + e["array"] for e in V3_ENTRIES])
-def test_read_v3_fixture(entry: dict) -> None:
+@pytest.mark.parametrize("entry", ALL_ENTRIES, ids=[f"{e['id']}:{e['array']}" for e in ALL_ENTRIES])
+def test_read_fixture(entry: dict) -> None:
     corpus = fixtures_dir() / "corpus"
     expected = np.load(corpus / entry["expected"], allow_pickle=False)
     array = zk.open_array(str(corpus / entry["store"]), mode="r", path=entry["array"] or None)
-    assert array.zarr_format == 3
+    assert array.zarr_format == entry["zarr_format"]
     assert_same(np.asarray(array[...]), expected)
     assert array.shape == tuple(entry["shape"])
 

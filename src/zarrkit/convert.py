@@ -215,8 +215,8 @@ def migrate_metadata(store: Any, path: str = "", *, dry_run: bool = False) -> li
 
 
 def _v3_document_for_v2(array: Array) -> dict[str, Any]:
+    from zarrkit.codecs.registry import codec_json_v3
     from zarrkit.codecs.v3.spec import has_endianness
-    from zarrkit.hierarchy.creation import codec_json_v3
     from zarrkit.metadata.dtypes_v3 import data_type_v3_from_numpy
     from zarrkit.metadata.fill_value import default_fill_value, encode_fill_value_v3
 

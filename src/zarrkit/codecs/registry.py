@@ -126,3 +126,41 @@ def registered_codecs_v3() -> list[str]:
     True
     """
     return _registry.codecs.names()
+
+
+_SHUFFLE_NAMES = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle", -1: "shuffle"}
+
+
+def codec_json_v3(value: Any) -> dict[str, Any]:
+    """A user's codec argument in the v3 form ``{"name": ..., "configuration": ...}``.
+
+    Accepts v3 dicts and names, v2 ``{"id": ...}`` dicts and numcodecs objects; codecs with
+    a v3 name of their own (zstd, gzip, blosc, crc32c) get it, others become
+    ``numcodecs.<id>`` as zarr-python 3 writes them.
+
+    >>> codec_json_v3({"id": "zstd", "level": 3})
+    {'name': 'zstd', 'configuration': {'level': 3, 'checksum': False}}
+    >>> codec_json_v3("crc32c")
+    {'name': 'crc32c'}
+    """
+    if isinstance(value, str):
+        return {"name": value}
+    if isinstance(value, dict) and isinstance(value.get("name"), str):
+        return dict(value)
+    config = dict(to_codec(value).get_config())
+    codec_id = config.pop("id")
+    if codec_id == "zstd":
+        return {"name": "zstd", "configuration": {"level": config.get("level", 0),
+                                                  "checksum": config.get("checksum", False)}}
+    if codec_id == "gzip":
+        return {"name": "gzip", "configuration": {"level": config.get("level", 1)}}
+    if codec_id == "blosc":
+        shuffle = config.get("shuffle", 1)
+        return {"name": "blosc", "configuration": {
+            "cname": config.get("cname", "lz4"), "clevel": config.get("clevel", 5),
+            "shuffle": _SHUFFLE_NAMES.get(shuffle, shuffle),
+            "blocksize": config.get("blocksize", 0),
+        }}
+    if codec_id == "crc32c":
+        return {"name": "crc32c"}
+    return {"name": f"numcodecs.{codec_id}", "configuration": config}

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numcodecs.abc import Codec
 
-from zarrkit.codecs.registry import to_codec
+from zarrkit.codecs.registry import codec_json_v3, to_codec
 from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.errors import MetadataError
 from zarrkit.metadata.dtypes import normalize_dtype
@@ -185,44 +185,6 @@ def array_metadata_v2(
 DEFAULT_COMPRESSORS_V3: tuple[dict[str, Any], ...] = (
     {"name": "zstd", "configuration": {"level": 0, "checksum": False}},
 )
-_SHUFFLE_NAMES = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle", -1: "shuffle"}
-
-
-def codec_json_v3(value: Any) -> dict[str, Any]:
-    """A user's codec argument in the v3 form ``{"name": ..., "configuration": ...}``.
-
-    Accepts v3 dicts and names, v2 ``{"id": ...}`` dicts and numcodecs objects; codecs with
-    a v3 name of their own (zstd, gzip, blosc, crc32c) get it, others become
-    ``numcodecs.<id>`` as zarr-python 3 writes them.
-
-    >>> codec_json_v3({"id": "zstd", "level": 3})
-    {'name': 'zstd', 'configuration': {'level': 3, 'checksum': False}}
-    >>> codec_json_v3("crc32c")
-    {'name': 'crc32c'}
-    """
-    if isinstance(value, str):
-        return {"name": value}
-    if isinstance(value, dict) and isinstance(value.get("name"), str):
-        return dict(value)
-    config = dict(to_codec(value).get_config())
-    codec_id = config.pop("id")
-    if codec_id == "zstd":
-        return {"name": "zstd", "configuration": {"level": config.get("level", 0),
-                                                  "checksum": config.get("checksum", False)}}
-    if codec_id == "gzip":
-        return {"name": "gzip", "configuration": {"level": config.get("level", 1)}}
-    if codec_id == "blosc":
-        shuffle = config.get("shuffle", 1)
-        return {"name": "blosc", "configuration": {
-            "cname": config.get("cname", "lz4"), "clevel": config.get("clevel", 5),
-            "shuffle": _SHUFFLE_NAMES.get(shuffle, shuffle),
-            "blocksize": config.get("blocksize", 0),
-        }}
-    if codec_id == "crc32c":
-        return {"name": "crc32c"}
-    return {"name": f"numcodecs.{codec_id}", "configuration": config}
-
-
 def _codec_list_v3(value: Any) -> list[dict[str, Any]]:
     if value is None:
         return []
