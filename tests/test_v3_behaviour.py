@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -129,7 +130,21 @@ class RecordingStore(MemoryStore):
         return [c for c in self.calls if c.op in ops and (key is None or c.key == key)]
 
     def reads_of_chunks(self) -> list[Call]:
-        return [c for c in self.ops("get", "get_range") if not c.key.endswith("zarr.json")]
+        return [c for c in self.ops("get", "get_range") if not is_metadata_key(c.key)]
+
+
+class LatencyStore(MemoryStore):
+    """Metadata reads take a few milliseconds, as they do on a network store."""
+
+    def get(self, key: str) -> bytes | None:
+        value = super().get(key)
+        if key.endswith("zarr.json"):
+            time.sleep(0.003)
+        return value
+
+
+def is_metadata_key(key: str) -> bool:
+    return key.rsplit("/", 1)[-1] in ("zarr.json", ".zarray", ".zgroup", ".zattrs")
 
 
 @contextmanager
@@ -223,14 +238,16 @@ def stored_chunk_keys(store: MemoryStore, prefix: str) -> list[str]:
 # === 1. sharding partial I/O ===============================================================
 
 
-def test_single_element_read_is_one_index_read_plus_one_inner_chunk_read() -> None:
+@pytest.mark.parametrize("location", ["end", "start"])
+def test_single_element_read_is_one_index_read_plus_one_inner_chunk_read(location: str
+                                                                         ) -> None:
     store = RecordingStore()
-    a = make_sharded(store, compressors=None)
+    a = make_sharded(store, compressors=None, index_location=location)
     data = random_ints(a.shape)
     a[...] = data
     raw = store._data["x/c/0/0"]
     cps = (4, 4)
-    entries = read_index(raw, cps)
+    entries = read_index(raw, cps, location)
     wanted = inner_bytes(raw, entries, (1, 2))
     assert wanted is not None
     store.reset()
@@ -271,6 +288,27 @@ def test_read_of_neighbouring_inner_chunks_coalesces_ranges() -> None:
     transferred = sum(c.nbytes for c in reads)
     assert transferred == index_nbytes(cps) + span
     assert transferred * 2 < len(raw)
+
+
+def test_read_of_distant_inner_chunks_fetches_only_those_chunks() -> None:
+    store = RecordingStore()
+    a = make_sharded(store, shape=(256, 256), chunks=(8, 8), shards=(256, 256),
+                     compressors=None)
+    data = random_ints(a.shape)
+    a[...] = data
+    raw = store._data["x/c/0/0"]
+    cps = (32, 32)
+    entries = read_index(raw, cps)
+    first, last = (0, 0), (31, 31)
+    assert int(entries[last][0]) - int(entries[first][0]) > 200_000  # far apart
+    store.reset()
+
+    np.testing.assert_array_equal(a.vindex[[0, 255], [0, 255]], [data[0, 0], data[255, 255]])
+
+    assert store.ops("get") == []
+    reads = store.ops("get_range")
+    assert sum(c.nbytes for c in reads) == index_nbytes(cps) + 2 * 256
+    assert len(reads) == 3
 
 
 def test_read_across_shards_reads_each_index_once_and_no_whole_shard() -> None:
@@ -394,7 +432,7 @@ def _run_threads(count: int, work: Callable[[int], None]) -> None:
         try:
             barrier.wait()
             work(i)
-        except BaseException as e:  # noqa: BLE001 - reported below
+        except BaseException as e:  # reported below
             errors.append(e)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
@@ -652,15 +690,38 @@ def test_sharded_vindex_matches_numpy(case: ShardedCase, data: st.DataObject) ->
 @PROPERTY_SETTINGS
 @given(case=sharded_cases(), data=st.data())
 def test_sharded_blocks_match_numpy(case: ShardedCase, data: st.DataObject) -> None:
+    # A block of a sharded array is a shard, as in zarr-python (whose ``blocks`` follow the
+    # chunk grid) and as zarrkit's own cdata_shape and nchunks count them.
     expected = case.expected.copy()
-    chunks = case.array.chunks
-    selection, regions = data.draw(block_selections(expected.shape, chunks), label="read")
+    shards = case.array.shards
+    assert shards is not None
+    selection, regions = data.draw(block_selections(expected.shape, shards), label="read")
     np.testing.assert_array_equal(case.array.blocks[selection], expected[regions])
-    selection, regions = data.draw(block_selections(expected.shape, chunks), label="write")
+    selection, regions = data.draw(block_selections(expected.shape, shards), label="write")
     value = data.draw(write_value(expected.dtype, expected[regions].shape), label="value")
     expected[regions] = value
     case.array.blocks[selection] = value
     check_sharded(case, expected)
+
+
+def test_sharded_blocks_agree_with_zarr_python_and_the_whole_shard_path() -> None:
+    store = MemoryStore()
+    a = make_sharded(store, shape=(8,), chunks=(2,), shards=(4,))
+    a[...] = np.arange(8)
+    assert a.cdata_shape == (2,) and a.nchunks == 2
+    # zarr-python on the same bytes
+    theirs = zarr.open_array(store=_zarr_store_copy(store), path="x", mode="r")
+    assert theirs.chunks == a.chunks and theirs.shards == a.shards
+    np.testing.assert_array_equal(theirs.blocks[1], [4, 5, 6, 7])
+    # the same array with a checksum after the shard (no partial I/O in zarrkit)
+    document = json.loads(store._data["x/zarr.json"])
+    document["codecs"].append({"name": "crc32c"})
+    other = MemoryStore({"x/zarr.json": json.dumps(document).encode()})
+    b = zk.open_array(other, path="x", mode="r+")
+    b[...] = np.arange(8)
+    assert b.chunks == a.chunks and b.shards == a.shards
+    np.testing.assert_array_equal(b.blocks[1], [4, 5, 6, 7])
+    np.testing.assert_array_equal(a.blocks[1], b.blocks[1])
 
 
 # === 2. bad input ==========================================================================
@@ -939,7 +1000,7 @@ def test_group_zarr_json() -> None:
 
 
 def test_16_threads_creating_siblings_under_a_missing_ancestor() -> None:
-    store = MemoryStore()
+    store = LatencyStore()
     root = zk.open_group(store, mode="w", zarr_format=3)
     arrays: dict[int, zk.Array] = {}
 
@@ -1170,18 +1231,43 @@ def test_all_changes_together_seen_by_zarr_python(tmp_path: Any) -> None:
     consolidated_matches_store(store)
     zgroup = zarr.open_group(store=str(tmp_path), mode="r", use_consolidated=True)
     assert zgroup.metadata.consolidated_metadata is not None
-    theirs = {name: node for name, node in zgroup.members(max_depth=None)}
-    ours = describe(zk.open_group(store, mode="r", consolidated=False))
-    assert sorted(theirs) == sorted(k for k in ours if k)
+    theirs = dict(zgroup.members(max_depth=None))
+    plain = zk.open_group(store, mode="r", consolidated=False)
+    assert sorted(theirs) == sorted(name for name, _ in plain.members(max_depth=None))
     for name, node in theirs.items():
-        assert dict(node.attrs) == ours[name][-1 if ours[name][0] == "group" else 5], name
+        mine = plain[name]
+        assert isinstance(node, zarr.Array) == isinstance(mine, zk.Array), name
+        assert dict(node.attrs) == dict(mine.attrs), name
         if isinstance(node, zarr.Array):
-            assert node.shape == ours[name][1], name
+            assert node.shape == mine.shape, name
     assert dict(zgroup.attrs) == {"title": "changed"}
 
 
+def test_zarr_python_consolidated_hierarchy_opens_without_listing(tmp_path: Any) -> None:
+    root = zarr.open_group(str(tmp_path), mode="w", zarr_format=3, attributes={"t": 1})
+    g = root.create_group("g", attributes={"k": 1})
+    g.create_group("sub/deep", attributes={"d": 2})
+    z = g.create_array("a", shape=(4, 4), chunks=(2, 2), shards=(4, 4), dtype="<i4")
+    z[...] = np.arange(16).reshape(4, 4)
+    zarr.consolidate_metadata(str(tmp_path))
+    store = RecordingStore()
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            store.set(path.relative_to(tmp_path).as_posix(), path.read_bytes())
+    expected = describe(zk.open_group(store, mode="r", consolidated=False))
+    store.reset()
+    ours = zk.open_group(store, mode="r", consolidated=True)
+    assert describe(ours) == expected
+    np.testing.assert_array_equal(ours["g/a"][...], np.arange(16).reshape(4, 4))
+    assert store.ops("list") == []
+    assert [c.key for c in store.ops("get", "get_range") if is_metadata_key(c.key)] == [
+        "zarr.json"]
+    zk.open_group(store, mode="r+").create_array("g/sub/new", shape=(2,), dtype="u1")
+    consolidated_matches_store(store)
+
+
 def test_16_threads_creating_arrays_under_a_consolidated_root() -> None:
-    store = MemoryStore()
+    store = LatencyStore()
     root = zk.open_group(store, mode="w", zarr_format=3)
     zk.consolidate_metadata(store)
 
@@ -1189,6 +1275,8 @@ def test_16_threads_creating_arrays_under_a_consolidated_root() -> None:
         root.create_array(f"a/x{i}", shape=(2,), dtype="u1")
 
     _run_threads(16, work)
+    assert sorted(zk.open_group(store, path="a", mode="r")) == sorted(
+        f"x{i}" for i in range(16))
     inline = json.loads(store._data["zarr.json"])["consolidated_metadata"]["metadata"]
     assert sorted(inline) == sorted(["a", *(f"a/x{i}" for i in range(16))])
     consolidated_matches_store(store)
@@ -1203,16 +1291,29 @@ def build_v2_hierarchy(store: MemoryStore) -> dict[str, np.ndarray]:
     values = {
         "g/a": random_ints((20, 18), seed=1, high=1000),
         "b": np.linspace(-5, 5, 15 * 9).reshape(15, 9),
-        "g/f": np.arange(30, dtype=">i8").reshape(5, 6),
+        "g/plain_f": np.arange(30, dtype="<i2").reshape(5, 6),
+        "g/f": np.arange(30, dtype="<i8").reshape(5, 6) ** 2,
+        "g/e": np.arange(30, dtype=">i8").reshape(5, 6) ** 2,
     }
     g.create_array("a", shape=(20, 18), chunks=(7, 5), dtype="<i4", data=values["g/a"],
                    attributes={"units": "m", "_ARRAY_DIMENSIONS": ["y", "x"]})
     root.create_array("b", shape=(15, 9), chunks=(4, 4), dtype="<f8", fill_value=np.nan,
                       data=values["b"], compressors=[numcodecs.Blosc("lz4")])
-    root.create_array("g/f", shape=(5, 6), chunks=(2, 4), dtype=">i8", order="F",
-                      data=values["g/f"], filters=[{"id": "delta", "dtype": ">i8"}],
+    # F order alone; F order with a filter; a big-endian filter
+    root.create_array("g/plain_f", shape=(5, 6), chunks=(2, 4), dtype="<i2", order="F",
+                      data=values["g/plain_f"], dimension_separator="/")
+    root.create_array("g/f", shape=(5, 6), chunks=(2, 4), dtype="<i8", order="F",
+                      data=values["g/f"], filters=[{"id": "delta", "dtype": "<i8"}])
+    root.create_array("g/e", shape=(5, 6), chunks=(2, 4), dtype=">i8",
+                      data=values["g/e"], filters=[{"id": "delta", "dtype": ">i8"}],
                       dimension_separator="/")
     return values
+
+
+def mismatches(read: Callable[[str], Any], values: dict[str, np.ndarray]) -> list[str]:
+    """Paths whose values (read with ``read``) differ from ``values``."""
+    return [path for path, data in values.items()
+            if not np.array_equal(np.asarray(read(path)), data, equal_nan=True)]
 
 
 def test_convert_v2_to_v3_with_new_chunks_and_shards_and_back() -> None:
@@ -1231,11 +1332,10 @@ def test_convert_v2_to_v3_with_new_chunks_and_shards_and_back() -> None:
     converted = zk.open_group(dest, mode="r")
     assert dict(converted.attrs) == {"title": "v2"}
     assert dict(converted["g"].attrs) == {"k": [1, 2]}
-    for path, data in values.items():
+    for path in values:
         a = converted[path]
         assert isinstance(a, zk.Array)
         assert a.zarr_format == 3 and a.chunks == (2, 3) and a.shards == (4, 6)
-        np.testing.assert_array_equal(a[...], data)
         inner = json.loads(dest._data[f"{path}/zarr.json"])["codecs"][0]
         assert inner["name"] == "sharding_indexed"
         assert inner["configuration"]["codecs"][-1] == {"name": "gzip",
@@ -1255,37 +1355,44 @@ def test_convert_v2_to_v3_with_new_chunks_and_shards_and_back() -> None:
     reopened = zk.open_group(back, mode="r")
     assert reopened.zarr_format == 2 and dict(reopened.attrs) == {"title": "v2"}
     assert dict(reopened["g"].attrs) == {"k": [1, 2]}
-    for path, data in values.items():
+    for path in values:
         a = reopened[path]
-        assert a.zarr_format == 2 and a.shards is None
-        np.testing.assert_array_equal(a[...], data)
+        assert a.zarr_format == 2 and a.shards is None and a.chunks == (2, 3)
+
+    wrong_v3 = mismatches(lambda p: converted[p][...], values)
+    wrong_v2 = mismatches(lambda p: reopened[p][...], values)
+    assert (wrong_v3, wrong_v2) == ([], []), "arrays with wrong values in v3, back in v2"
 
 
 def test_migrate_metadata_rewrites_metadata_only() -> None:
     store = MemoryStore()
     values = build_v2_hierarchy(store)
-    chunks_before = {k: v for k, v in store._data.items()
-                     if k.rsplit("/", 1)[-1] not in (".zarray", ".zgroup", ".zattrs")}
+    chunks_before = {k: v for k, v in store._data.items() if not is_metadata_key(k)}
     attrs_before = {name: dict(node.attrs) for name, node in
                     zk.open_group(store, mode="r").members(max_depth=None)}
     migrated = zk.migrate_metadata(store)
-    assert sorted(migrated) == ["", "b", "g", "g/a", "g/f"]
-    metadata = {k for k in store._data if k.endswith("zarr.json")}
-    assert metadata == {"zarr.json", "b/zarr.json", "g/zarr.json", "g/a/zarr.json",
-                        "g/f/zarr.json"}
+    nodes = ["", "b", "g", *sorted(p for p in values if p.startswith("g/"))]
+    assert sorted(migrated) == sorted(nodes)
+    metadata = {k for k in store._data if is_metadata_key(k)}
+    assert metadata == {f"{p}/zarr.json" if p else "zarr.json" for p in nodes}
     assert {k: v for k, v in store._data.items() if k not in metadata} == chunks_before
     group = zk.open_group(store, mode="r")
     assert group.zarr_format == 3 and dict(group.attrs) == {"title": "v2"}
     for name, node in group.members(max_depth=None):
+        assert node.zarr_format == 3
         assert dict(node.attrs) == attrs_before[name], name
-    for path, data in values.items():
-        a = zk.open_array(store, path=path, mode="r")
-        assert a.zarr_format == 3
-        np.testing.assert_array_equal(a[...], data)
-    # and zarr-python reads the migrated hierarchy the same way
+    assert group["g/a"].dimension_names == ("y", "x")
+    wrong = mismatches(lambda p: zk.open_array(store, path=p, mode="r")[...], values)
+    assert wrong == [], f"zarrkit reads wrong values after migration: {wrong}"
+
+
+def test_migrated_hierarchy_reads_the_same_in_zarr_python() -> None:
+    store = MemoryStore()
+    values = build_v2_hierarchy(store)
+    zk.migrate_metadata(store)
     theirs = zarr.open_group(store=_zarr_store_copy(store), mode="r")
-    for path, data in values.items():
-        np.testing.assert_array_equal(theirs[path][...], data)
+    wrong = mismatches(lambda p: theirs[p][...], values)
+    assert wrong == [], f"zarr-python reads wrong values after migration: {wrong}"
 
 
 def test_migrate_metadata_refuses_structured_dtype_and_writes_nothing() -> None:
@@ -1325,6 +1432,18 @@ def test_create_array_v3_defaults() -> None:
     # no format given: format 3 too
     b = zk.create_array(store, name="b", shape=(2,), dtype="u1")
     assert b.zarr_format == 3 and "b/zarr.json" in store._data
+    # other chunk key encodings
+    c = zk.create_array(store, name="c", shape=(4, 4), chunks=(2, 2), dtype="u1",
+                        dimension_separator=".", zarr_format=3)
+    c[2, 3] = 1
+    assert stored_chunk_keys(store, "c") == ["c/c.1.1"]
+    d = zk.create_array(store, name="d", shape=(4, 4), chunks=(2, 2), dtype="u1",
+                        chunk_key_encoding={"name": "v2"}, zarr_format=3)
+    d[2, 3] = 1
+    assert stored_chunk_keys(store, "d") == ["d/1.1"]
+    assert json.loads(store._data["d/zarr.json"])["chunk_key_encoding"] == {
+        "name": "v2", "configuration": {"separator": "."}}
+    np.testing.assert_array_equal(zk.open_array(store, path="d")[...], d[...])
 
 
 def test_sharded_array_chunks_and_shards() -> None:

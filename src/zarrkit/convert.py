@@ -234,11 +234,12 @@ def _v3_document_for_v2(array: Array) -> dict[str, Any]:
             raise MetadataError(f"{where}: only a final vlen-utf8/vlen-bytes filter migrates")
         object_kind = "string" if object_filters[0]["id"] == "vlen-utf8" else "bytes"
         filters = filters[:-1]
-    for config in filters:
-        codecs.append(codec_json_v3(config))
+    # v2 filters see the chunk in its stored (F or C) order, so the transpose comes first.
     if metadata.order == "F" and len(metadata.shape) > 1:
         codecs.append({"name": "transpose",
                        "configuration": {"order": list(range(len(metadata.shape)))[::-1]}})
+    for config in filters:
+        codecs.append(codec_json_v3(config))
     if object_kind == "string":
         codecs.append({"name": "vlen-utf8"})
     elif object_kind == "bytes":

@@ -89,18 +89,19 @@ class UnsupportedDataTypeError(MetadataError):
     """
 
 
-class UnknownCodecError(MetadataError):
-    """A codec id or name that no registry knows.
-
-    >>> issubclass(UnknownCodecError, ValueError)
-    True
-    """
-
-
 class UnsupportedExtensionError(MetadataError):
     """A ``must_understand`` extension that zarrkit does not implement.
 
     >>> issubclass(UnsupportedExtensionError, MetadataError)
+    True
+    """
+
+
+class UnknownCodecError(UnsupportedExtensionError):
+    """A codec id or name that no registry knows (an extension zarrkit must understand
+    and does not).
+
+    >>> issubclass(UnknownCodecError, ValueError)
     True
     """
 

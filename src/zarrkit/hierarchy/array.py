@@ -374,8 +374,13 @@ class Array:
         return self._get(mask_indexer, mask)
 
     def get_block_selection(self, selection: Any) -> Any:
-        """Read whole chunks, selected by chunk-grid index."""
-        return self._get(block_indexer, selection)
+        """Read whole chunks (whole shards of a sharded array, as in zarr-python),
+        selected by chunk-grid index."""
+        if self._sharded_io:
+            region = self._block_region(selection)
+            if region is not None:
+                return self._get(basic_indexer, region)
+        return self._read(block_indexer(selection, self.shape, self._grid_chunks))
 
     @property
     def oindex(self) -> OIndex:
@@ -462,8 +467,29 @@ class Array:
         self._set(mask_indexer, mask, value)
 
     def set_block_selection(self, selection: Any, value: Any) -> None:
-        """Write whole chunks selected by chunk-grid index."""
-        self._set(block_indexer, selection, value)
+        """Write whole chunks (shards of a sharded array) selected by chunk-grid index."""
+        region = self._block_region(selection) if self._sharded_io else None
+        if region is not None:
+            self._set(basic_indexer, region, value)
+        else:
+            self._check_writable()
+            self._write(block_indexer(selection, self.shape, self._grid_chunks), value)
+
+    def _block_region(self, selection: Any) -> tuple[slice, ...] | None:
+        """The element region a block selection covers on the storage grid, so that
+        sharded partial I/O can serve it through a basic selection (None when it
+        selects nothing)."""
+        indexer = block_indexer(selection, self.shape, self._grid_chunks)
+        region = [[size, 0] for size in self.shape]  # [start, stop] per dimension
+        for projection in indexer:
+            for axis, (coord, chunk) in enumerate(
+                    zip(projection.chunk_coords, self._grid_chunks, strict=True)):
+                start = coord * chunk
+                stop = min(start + chunk, self.shape[axis])
+                region[axis] = [min(region[axis][0], start), max(region[axis][1], stop)]
+        if 0 in indexer.shape:
+            return None
+        return tuple(slice(start, stop) for start, stop in region)
 
     def _check_writable(self) -> None:
         if self.read_only:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from zarrkit.concurrency import chunk_lock
 from zarrkit.metadata.jsonio import dump_json, load_json_object
 from zarrkit.paths import ancestors, join_path
 from zarrkit.storage.base import Store
@@ -40,26 +41,35 @@ def record_changes(store: Store, changes: Mapping[str, dict[str, Any] | None]) -
     for holder, key, raw in zip(candidates, keys, store.get_many(keys), strict=True):
         if raw is None:
             continue
-        document = load_json_object(raw, key=key)
-        inline = document.get("consolidated_metadata")
-        if not isinstance(inline, dict) or not isinstance(inline.get("metadata"), dict):
+        with chunk_lock(store, key):  # read-modify-write: concurrent updates must not race
+            _update_snapshot(store, holder, key, changes)
+
+
+def _update_snapshot(store: Store, holder: str, key: str,
+                     changes: Mapping[str, dict[str, Any] | None]) -> None:
+    raw = store.get(key)
+    if raw is None:
+        return
+    document = load_json_object(raw, key=key)
+    inline = document.get("consolidated_metadata")
+    if not isinstance(inline, dict) or not isinstance(inline.get("metadata"), dict):
+        return
+    entries: dict[str, Any] = dict(inline["metadata"])
+    prefix = f"{holder}/" if holder else ""
+    for path, node_document in changes.items():
+        if not path.startswith(prefix) or path == holder:
             continue
-        entries: dict[str, Any] = dict(inline["metadata"])
-        prefix = f"{holder}/" if holder else ""
-        for path, node_document in changes.items():
-            if not path.startswith(prefix) or path == holder:
-                continue
-            relative = path[len(prefix):]
-            if node_document is None:
-                entries = {k: v for k, v in entries.items()
-                           if k != relative and not k.startswith(relative + "/")}
-            else:
-                if node_document.get("node_type") == "group":
-                    # Nested groups' own snapshots would repeat their subtrees.
-                    node_document = {**node_document, "consolidated_metadata": None}
-                entries[relative] = node_document
-        document["consolidated_metadata"] = {**inline, "metadata": dict(sorted(entries.items()))}
-        store.set(key, dump_json(document))
+        relative = path[len(prefix):]
+        if node_document is None:
+            entries = {k: v for k, v in entries.items()
+                       if k != relative and not k.startswith(relative + "/")}
+        else:
+            if node_document.get("node_type") == "group":
+                # Nested groups' own snapshots would repeat their subtrees.
+                node_document = {**node_document, "consolidated_metadata": None}
+            entries[relative] = node_document
+    document["consolidated_metadata"] = {**inline, "metadata": dict(sorted(entries.items()))}
+    store.set(key, dump_json(document))
 
 
 def current_snapshot(store: Store, path: str) -> dict[str, Any] | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from zarrkit.concurrency import chunk_lock
 from zarrkit.errors import ContainsNodeError, NodeNotFoundError, ReadOnlyError
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.attributes import Attributes
@@ -80,12 +81,14 @@ class Group:
     def _write_attributes_v3(self, attributes: dict[str, Any]) -> None:
         from dataclasses import replace
 
-        # Keep the snapshot other writes may have refreshed since this object was made.
-        snapshot = current_snapshot(self._store, self._path)
-        metadata = replace(self._metadata, attributes=dict(attributes),
-                           consolidated_metadata=snapshot)
-        document = metadata.to_json()
-        self._store.set(group_metadata_key(self._path, 3), dump_json(document))
+        key = group_metadata_key(self._path, 3)
+        with chunk_lock(self._store, key):
+            # Keep the snapshot other writes may have refreshed since this object was made.
+            snapshot = current_snapshot(self._store, self._path)
+            metadata = replace(self._metadata, attributes=dict(attributes),
+                               consolidated_metadata=snapshot)
+            document = metadata.to_json()
+            self._store.set(key, dump_json(document))
         self._metadata = metadata
         if self._path:
             record_changes(self._store, {self._path: document})

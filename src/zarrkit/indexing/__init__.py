@@ -1,10 +1,13 @@
-"""Turn a user selection into a per-chunk plan over a regular chunk grid.
+"""Turn a user selection into a per-chunk plan over a regular or rectilinear chunk grid.
 
 Pure numpy: nothing here knows about stores or codecs. Each ``*_indexer`` function takes
 ``(selection, shape, chunks)`` and returns an :class:`Indexer` whose ``shape`` is the
 result shape and whose iteration yields one :class:`ChunkProjection` per chunk touched,
-in C order of the chunk grid. Chunk selections address the full-size chunk (shape
-``chunks``, overhang included) and never touch the overhang.
+in C order of the chunk grid. Each entry of ``chunks`` is either an int (a regular grid
+along that dimension) or a tuple of chunk boundaries ``(0, b1, ..., bk)`` with
+``bk >= n`` (the ``rectilinear`` chunk grid; see :mod:`zarrkit.indexing.grid`). Chunk
+selections address the chunk's own full-size array (shape :func:`chunk_shape_at`,
+overhang included) and never touch the overhang.
 
 What the selections look like:
 
@@ -29,9 +32,24 @@ What the selections look like:
 ...     out[p.out_selection] = chunk_of(*p.chunk_coords)[p.chunk_selection]
 >>> out.tolist()
 [2, 4, 6]
+
+The same selection over rectilinear chunks ``[0, 4)``, ``[4, 5)`` and ``[5, 12)``, whose
+last chunk overhangs the array by two elements:
+
+>>> bounds = (0, 4, 5, 12)
+>>> grid_shape((10,), (bounds,)), chunk_shape_at((bounds,), (2,))
+((3,), (7,))
+>>> chunk_of = lambda k: np.resize(full[bounds[k] : bounds[k + 1]], bounds[k + 1] - bounds[k])
+>>> indexer = basic_indexer(slice(2, 8, 2), shape=(10,), chunks=(bounds,))
+>>> out = np.empty(indexer.shape, dtype=full.dtype)
+>>> for p in indexer:
+...     out[p.out_selection] = chunk_of(*p.chunk_coords)[p.chunk_selection]
+>>> out.tolist(), [p.chunk_selection for p in indexer]
+([2, 4, 6], [(slice(2, 3, 2),), (slice(0, 1, 2),), (slice(1, 2, 2),)])
 """
 
 from zarrkit.indexing.basic import BasicIndexer, basic_indexer, block_indexer
+from zarrkit.indexing.grid import ChunkDim, ChunkGrid, chunk_shape_at, grid_shape
 from zarrkit.indexing.normalize import (
     is_pure_basic,
     normalize_integer,
@@ -49,13 +67,17 @@ from zarrkit.indexing.vectorized import (
 
 __all__ = [
     "BasicIndexer",
+    "ChunkDim",
+    "ChunkGrid",
     "ChunkProjection",
     "Indexer",
     "OrthogonalIndexer",
     "VectorizedIndexer",
     "basic_indexer",
     "block_indexer",
+    "chunk_shape_at",
     "coordinate_indexer",
+    "grid_shape",
     "is_pure_basic",
     "mask_indexer",
     "normalize_integer",

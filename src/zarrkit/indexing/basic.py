@@ -21,12 +21,8 @@ from math import prod
 from typing import Any
 
 from zarrkit.errors import BoundsCheckError, IndexingError
-from zarrkit.indexing.dims import (
-    DimPiece,
-    grid_shape,
-    integer_pieces,
-    slice_pieces,
-)
+from zarrkit.indexing.dims import DimPiece, integer_pieces, slice_pieces
+from zarrkit.indexing.grid import AnyChunkDim, ChunkGrid, DimBoundaries, grid_shape, resolve_grid
 from zarrkit.indexing.normalize import (
     as_integer,
     as_selection_tuple,
@@ -72,10 +68,12 @@ class BasicIndexer:
     shape: tuple[int, ...]
     _dims: list[_BasicDim]
     _array_shape: tuple[int, ...]
-    _chunks: tuple[int, ...]
+    _chunks: tuple[AnyChunkDim, ...]
     _pieces: list[list[DimPiece]] | None
 
-    def __init__(self, selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> None:
+    def __init__(
+        self, selection: Any, shape: tuple[int, ...], chunks: tuple[AnyChunkDim, ...]
+    ) -> None:
         items = selection if type(selection) is tuple else (selection,)
         if len(items) != len(shape):
             items = expand_ellipsis(items, len(shape))
@@ -150,20 +148,40 @@ class BasicIndexer:
         coords: list[int] = []
         offsets: list[int] = []
         complete = True
+        # Assumed regular: a rectilinear entry (a tuple) makes divmod raise TypeError, and
+        # catching that keeps the regular scalar path free of any per-dimension type test.
+        regular_chunks: tuple[int, ...] = self._chunks  # type: ignore[assignment]
+        try:
+            for index, dim_len, chunk_len in zip(
+                self._dims, self._array_shape, regular_chunks, strict=True
+            ):
+                assert type(index) is int
+                chunk_index, offset = divmod(index, chunk_len)
+                coords.append(chunk_index)
+                offsets.append(offset)
+                # The chunk holds a single in-bounds element only if it is 1 long here.
+                if complete and chunk_len != 1 and dim_len - chunk_index * chunk_len != 1:
+                    complete = False
+        except TypeError:
+            return self._rectilinear_point_projection()
+        return ChunkProjection(tuple(coords), tuple(offsets), (), complete)
+
+    def _rectilinear_point_projection(self) -> ChunkProjection:
+        coords: list[int] = []
+        offsets: list[int] = []
+        complete = True
         for index, dim_len, chunk_len in zip(
             self._dims, self._array_shape, self._chunks, strict=True
         ):
             assert type(index) is int
-            chunk_index, offset = divmod(index, chunk_len)
+            ((chunk_index, offset, _, dim_complete),) = integer_pieces(index, dim_len, chunk_len)
             coords.append(chunk_index)
             offsets.append(offset)
-            # The chunk holds a single in-bounds element only if it is 1 long here.
-            if complete and chunk_len != 1 and dim_len - chunk_index * chunk_len != 1:
-                complete = False
+            complete = complete and dim_complete
         return ChunkProjection(tuple(coords), tuple(offsets), (), complete)
 
 
-def basic_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Indexer:
+def basic_indexer(selection: Any, shape: tuple[int, ...], chunks: ChunkGrid) -> Indexer:
     """Plan ``a[selection]`` for integers, slices (any step) and at most one Ellipsis.
 
     Chunk and output selections are tuples of Python ints and slices; integer dimensions
@@ -178,11 +196,23 @@ def basic_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...
     (1, 1) (0, slice(1, None, -1)) (slice(0, 2, None),)
     >>> basic_indexer((1, 2), shape=(3, 4), chunks=(2, 2)).shape
     ()
+
+    Rectilinear dimensions take a tuple of chunk boundaries; chunk selections then index
+    that chunk's own full shape. Boundaries are validated when the plan is computed (on
+    iteration or ``nchunks``), which keeps regular scalar planning free of checks.
+
+    >>> for p in basic_indexer((slice(1, 6), 3), shape=(6, 4), chunks=((0, 2, 3, 8), 2)):
+    ...     print(p.chunk_coords, p.chunk_selection, p.out_selection, p.is_complete)
+    (0, 1) (slice(1, 2, None), 1) (slice(0, 1, None),) False
+    (1, 1) (slice(0, 1, None), 1) (slice(1, 2, None),) False
+    (2, 1) (slice(0, 3, None), 1) (slice(2, 5, None),) False
     """
     return BasicIndexer(selection, shape, chunks)
 
 
-def _block_item_to_slice(item: Any, dim_len: int, chunk_len: int, nblocks: int) -> slice:
+def _block_item_to_slice(
+    item: Any, dim_len: int, chunk_len: int | DimBoundaries, nblocks: int
+) -> slice:
     if type(item) is slice:
         if item.step is not None and item.step != 1:
             raise IndexingError(f"block selections only support step 1, got {item.step!r}")
@@ -190,34 +220,43 @@ def _block_item_to_slice(item: Any, dim_len: int, chunk_len: int, nblocks: int) 
         if block_count == 0:
             return slice(0, 0)
         stop_block = first_block + block_count
+    else:
+        block = as_integer(item)
+        if block is None:
+            raise IndexingError(
+                f"unsupported block index {item!r} of type {type(item).__name__}: "
+                "expected an integer, a step-1 slice or Ellipsis"
+            )
+        if not -nblocks <= block < nblocks:
+            raise BoundsCheckError(f"block {block} is out of bounds for a grid of {nblocks} blocks")
+        first_block = block % nblocks
+        stop_block = first_block + 1
+    if type(chunk_len) is int:
         return slice(first_block * chunk_len, min(stop_block * chunk_len, dim_len))
-    block = as_integer(item)
-    if block is None:
-        raise IndexingError(
-            f"unsupported block index {item!r} of type {type(item).__name__}: "
-            "expected an integer, a step-1 slice or Ellipsis"
-        )
-    if not -nblocks <= block < nblocks:
-        raise BoundsCheckError(f"block {block} is out of bounds for a grid of {nblocks} blocks")
-    block %= nblocks
-    return slice(block * chunk_len, min((block + 1) * chunk_len, dim_len))
+    assert type(chunk_len) is DimBoundaries
+    values = chunk_len.values
+    return slice(values[first_block], min(values[stop_block], dim_len))
 
 
-def block_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Indexer:
+def block_indexer(selection: Any, shape: tuple[int, ...], chunks: ChunkGrid) -> Indexer:
     """Plan ``a.blocks[selection]``: a selection counted in chunks, with dask semantics.
 
     Integers pick one block and keep the dimension; slices (step 1) pick a run of blocks.
-    Edge blocks are truncated to the array bounds. The plan is a basic one.
+    Edge blocks are truncated to the array bounds. The plan is a basic one. Along a
+    rectilinear dimension, blocks are its chunks, of varying lengths.
 
     >>> block_indexer(0, shape=(10, 10), chunks=(5, 5)).shape
     (5, 10)
     >>> block_indexer((slice(1, None), -1), shape=(10, 7), chunks=(4, 3)).shape
     (6, 1)
+    >>> block_indexer((slice(1, 3), -1), shape=(10, 7), chunks=((0, 2, 7, 10), (0, 1, 9))).shape
+    (8, 6)
     """
     items = expand_ellipsis(as_selection_tuple(selection), len(shape))
-    nblocks = grid_shape(shape, chunks)
+    grid = resolve_grid(shape, chunks)
+    nblocks = grid_shape(shape, grid)
     element_slices = tuple(
         _block_item_to_slice(item, dim_len, chunk_len, dim_blocks)
-        for item, dim_len, chunk_len, dim_blocks in zip(items, shape, chunks, nblocks, strict=True)
+        for item, dim_len, chunk_len, dim_blocks in zip(items, shape, grid, nblocks, strict=True)
     )
-    return BasicIndexer(element_slices, shape, chunks)
+    return BasicIndexer(element_slices, shape, grid)

@@ -30,6 +30,7 @@ import numpy as np
 from zarrkit.errors import IndexingError
 from zarrkit.indexing.basic import BasicIndexer
 from zarrkit.indexing.dims import DimPiece, array_pieces, integer_pieces, slice_pieces
+from zarrkit.indexing.grid import ChunkGrid, DimBoundaries, chunk_shape_at, resolve_grid
 from zarrkit.indexing.normalize import (
     as_integer,
     as_selection_tuple,
@@ -84,20 +85,22 @@ class OrthogonalIndexer:
     2
     """
 
-    __slots__ = ("shape", "_pieces", "_chunks", "_drops_dims")
+    __slots__ = ("shape", "_pieces", "_chunks", "_rectilinear", "_drops_dims")
 
     flat_output: bool = False
 
     shape: tuple[int, ...]
     _pieces: list[list[DimPiece]]
-    _chunks: tuple[int, ...]
+    _chunks: tuple[int | DimBoundaries, ...]
+    _rectilinear: bool
     _drops_dims: bool
 
-    def __init__(self, selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> None:
+    def __init__(self, selection: Any, shape: tuple[int, ...], chunks: ChunkGrid) -> None:
         items = expand_ellipsis(as_selection_tuple(selection), len(shape))
+        grid = resolve_grid(shape, chunks)
         pieces: list[list[DimPiece]] = []
         out_shape: list[int] = []
-        for item, dim_len, chunk_len in zip(items, shape, chunks, strict=True):
+        for item, dim_len, chunk_len in zip(items, shape, grid, strict=True):
             if type(item) is slice:
                 start, step, length = normalize_slice(item, dim_len)
                 pieces.append(slice_pieces(start, step, length, dim_len, chunk_len))
@@ -118,7 +121,8 @@ class OrthogonalIndexer:
             out_shape.append(indices.shape[0])
         self.shape = tuple(out_shape)
         self._pieces = pieces
-        self._chunks = chunks
+        self._chunks = grid
+        self._rectilinear = any(type(chunk) is DimBoundaries for chunk in grid)
         self._drops_dims = len(out_shape) != len(shape)
 
     @property
@@ -132,21 +136,25 @@ class OrthogonalIndexer:
 
     def __iter__(self) -> Iterator[ChunkProjection]:
         chunks = self._chunks
+        rectilinear = self._rectilinear
         out_shape = self.shape
         drops_dims = self._drops_dims
         for combination in product(*self._pieces):
             coords, chunk_parts, out_parts, completes = zip(*combination, strict=False)
             if drops_dims:
                 out_parts = tuple(part for part in out_parts if part is not None)
+            # Chunk selections address the chunk's own full shape, which varies along
+            # rectilinear dimensions.
+            chunk_shape = chunk_shape_at(chunks, coords) if rectilinear else chunks
             yield ChunkProjection(
                 coords,
-                _open_mesh(chunk_parts, chunks),
+                _open_mesh(chunk_parts, chunk_shape),  # type: ignore[arg-type]
                 _open_mesh(out_parts, out_shape),
                 False not in completes,
             )
 
 
-def orthogonal_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Indexer:
+def orthogonal_indexer(selection: Any, shape: tuple[int, ...], chunks: ChunkGrid) -> Indexer:
     """Plan ``a.oindex[selection]``.
 
     Per dimension: an integer (drops the dimension), a slice (any step), a 1-d integer
@@ -166,6 +174,9 @@ def orthogonal_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int
     ...     out[p.out_selection] = chunk[p.chunk_selection]
     >>> out.tolist()
     [[8, 11], [0, 3]]
+    >>> indexer = orthogonal_indexer(([4, 0, 1], 1), shape=(5, 3), chunks=((0, 2, 6), 2))
+    >>> [(p.chunk_coords, p.chunk_selection) for p in indexer]
+    [((0, 0), (slice(0, 2, None), 1)), ((1, 0), (slice(2, 3, None), 1))]
     """
     if is_pure_basic(selection):
         return BasicIndexer(selection, shape, chunks)

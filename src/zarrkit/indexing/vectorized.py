@@ -26,7 +26,14 @@ import numpy as np
 import numpy.typing as npt
 
 from zarrkit.errors import IndexingError
-from zarrkit.indexing.dims import grid_shape
+from zarrkit.indexing.grid import (
+    AnyChunkDim,
+    ChunkGrid,
+    DimBoundaries,
+    chunk_shape_at,
+    grid_shape,
+    resolve_grid,
+)
 from zarrkit.indexing.grouping import group_out_selections, group_starts, stable_group_order
 from zarrkit.indexing.normalize import as_selection_tuple, normalize_integer_array
 from zarrkit.indexing.plan import ChunkProjection, Indexer
@@ -74,7 +81,7 @@ class VectorizedIndexer:
         cls,
         coordinates: tuple[npt.NDArray[np.intp], ...],
         array_shape: tuple[int, ...],
-        chunks: tuple[int, ...],
+        chunks: tuple[AnyChunkDim, ...],
         *,
         result_shape: tuple[int, ...],
         unique_in_c_order: bool = False,
@@ -91,15 +98,22 @@ class VectorizedIndexer:
         """
         ndim = len(array_shape)
         npoints = prod(result_shape)
+        resolved = resolve_grid(array_shape, chunks)
         if npoints == 0:
             return cls(result_shape, [])
         if ndim == 0:
             return cls(result_shape, [ChunkProjection((), _WHOLE_ZERO_D, (slice(0, 1),), True)])
-        grid = grid_shape(array_shape, chunks)
+        grid = grid_shape(array_shape, resolved)
         chunk_ids: list[npt.NDArray[np.intp]] = []
         local: list[npt.NDArray[np.intp]] = []
-        for coords, chunk_len in zip(coordinates, chunks, strict=True):
-            dim_ids, dim_local = np.divmod(coords, chunk_len)
+        for coords, chunk_len in zip(coordinates, resolved, strict=True):
+            if type(chunk_len) is int:
+                dim_ids, dim_local = np.divmod(coords, chunk_len)
+            else:
+                assert type(chunk_len) is DimBoundaries
+                bounds = chunk_len.array
+                dim_ids = np.searchsorted(bounds, coords, side="right") - 1
+                dim_local = coords - bounds[dim_ids]
             chunk_ids.append(dim_ids)
             local.append(dim_local)
         order, starts, group_chunk_ids = _group_by_chunk(chunk_ids, grid)
@@ -109,8 +123,13 @@ class VectorizedIndexer:
         # Completeness needs the point count to equal the in-bounds volume; comparing all
         # groups at once keeps the per-chunk Python work to the rare candidates.
         volumes = np.ones(starts.shape[0], dtype=np.intp)
-        for dim_ids, dim_len, chunk_len in zip(group_chunk_ids, array_shape, chunks, strict=True):
-            volumes *= np.minimum(chunk_len, dim_len - dim_ids * chunk_len)
+        for dim_ids, dim_len, chunk_len in zip(group_chunk_ids, array_shape, resolved, strict=True):
+            if type(chunk_len) is int:
+                volumes *= np.minimum(chunk_len, dim_len - dim_ids * chunk_len)
+            else:
+                assert type(chunk_len) is DimBoundaries
+                bounds = chunk_len.array
+                volumes *= np.minimum(bounds[dim_ids + 1], dim_len) - bounds[dim_ids]
         fills_chunk = (ends - starts == volumes).tolist()
         out_parts = group_out_selections(order, starts, ends)
         group_coords = zip(*(dim_ids.tolist() for dim_ids in group_chunk_ids), strict=True)
@@ -120,7 +139,8 @@ class VectorizedIndexer:
         ):
             chunk_selection = tuple(dim_local[begin:end] for dim_local in local)
             complete = candidate and (
-                unique_in_c_order or _visits_in_c_order(chunk_selection, chunks)
+                unique_in_c_order
+                or _visits_in_c_order(chunk_selection, chunk_shape_at(resolved, chunk_coords))
             )
             projections.append(
                 ChunkProjection(chunk_coords, chunk_selection, (out_part,), complete)
@@ -151,17 +171,17 @@ def _group_by_chunk(
 
 
 def _visits_in_c_order(
-    chunk_selection: tuple[npt.NDArray[np.intp], ...], chunks: tuple[int, ...]
+    chunk_selection: tuple[npt.NDArray[np.intp], ...], chunk_shape: tuple[int, ...]
 ) -> bool:
     # Called only when the point count equals the in-bounds volume, so strictly
     # increasing linear positions mean every in-bounds element exactly once, in C order
     # (linear positions over the full chunk shape order points exactly as over the
     # in-bounds region does).
-    positions = np.ravel_multi_index(chunk_selection, chunks)
+    positions = np.ravel_multi_index(chunk_selection, chunk_shape)
     return bool((positions[1:] > positions[:-1]).all())
 
 
-def coordinate_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Indexer:
+def coordinate_indexer(selection: Any, shape: tuple[int, ...], chunks: ChunkGrid) -> Indexer:
     """Plan ``a.vindex[selection]`` for one integer array (or list, or int) per dimension.
 
     The arrays broadcast together; the result has the broadcast shape, like numpy's
@@ -176,6 +196,12 @@ def coordinate_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int
     ...     out.reshape(-1)[p.out_selection] = full[p.chunk_selection]
     >>> out.tolist() == full[rows, cols].tolist()
     True
+
+    Along a rectilinear dimension, local coordinates count from the chunk's own start:
+
+    >>> indexer = coordinate_indexer(([4, 0, 2],), shape=(5,), chunks=((0, 1, 3, 7),))
+    >>> [(p.chunk_coords, p.chunk_selection[0].tolist()) for p in indexer]
+    [((0,), [0]), ((1,), [1]), ((2,), [1])]
     """
     items = as_selection_tuple(selection)
     if len(items) != len(shape):
@@ -197,7 +223,7 @@ def coordinate_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int
     return VectorizedIndexer.from_points(points, shape, chunks, result_shape=result_shape)
 
 
-def mask_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Indexer:
+def mask_indexer(selection: Any, shape: tuple[int, ...], chunks: ChunkGrid) -> Indexer:
     """Plan ``a.vindex[mask]`` for a boolean array with exactly the array's shape.
 
     The result is 1-d, the selected elements in C order: numpy's ``a[mask]``.
@@ -226,7 +252,7 @@ def mask_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]
     )
 
 
-def vindex_indexer(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Indexer:
+def vindex_indexer(selection: Any, shape: tuple[int, ...], chunks: ChunkGrid) -> Indexer:
     """Plan ``a.vindex[selection]``: a whole-array boolean mask, else coordinate arrays.
 
     >>> import numpy as np

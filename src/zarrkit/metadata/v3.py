@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrkit import registry
-from zarrkit.errors import MetadataError, UnsupportedExtensionError
+from zarrkit.errors import MetadataError, UnknownCodecError, UnsupportedExtensionError
 from zarrkit.metadata.chunk_grid import (
     ChunkGrid,
     RectilinearChunkGrid,
@@ -114,7 +114,7 @@ def _normalize_codec(codec: Any) -> dict[str, Any]:
     if isinstance(codec, str):
         return {"name": codec}
     if ref.must_understand and not _codec_is_known(ref.name):
-        raise UnsupportedExtensionError(f"unsupported codec {ref.name!r}")
+        raise UnknownCodecError(f"unknown codec {ref.name!r}")
     return copy.deepcopy(codec)  # type: ignore[no-any-return]
 
 

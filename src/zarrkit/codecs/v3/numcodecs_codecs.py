@@ -127,6 +127,11 @@ class NumcodecsArrayArrayCodec(_Adapter, ArrayArrayCodec):
         except Exception:  # a fill the filter cannot represent only affects empty-chunk checks
             fill_value = None
         self._encoded = ChunkSpec(shape, dtype, fill_value if dtype.kind != "O" else None)
+        # numcodecs reinterprets buffers in the dtypes it is configured with (which may be
+        # big-endian) rather than converting, so hand it arrays in exactly those dtypes.
+        self._codec_input = np.dtype(declared) if declared is not None else None
+        stored = getattr(codec, "encode_dtype", None) or getattr(codec, "astype", None)
+        self._codec_output = np.dtype(stored) if stored is not None else self._codec_input
 
     def encoded_spec(self) -> ChunkSpec:
         """The spec of the filtered array."""
@@ -134,12 +139,16 @@ class NumcodecsArrayArrayCodec(_Adapter, ArrayArrayCodec):
 
     def encode(self, chunk: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """The filtered chunk."""
+        if self._codec_input is not None:
+            chunk = chunk.astype(self._codec_input, copy=False)
         out = np.asarray(self.codec.encode(np.ascontiguousarray(chunk)))
         return out.reshape(self._encoded.shape).astype(self._encoded.dtype, copy=False)
 
     def decode(self, chunk: np.ndarray[Any, Any], *, what: str) -> np.ndarray[Any, Any]:
         """The unfiltered chunk."""
         try:
+            if self._codec_output is not None and chunk.dtype.kind != "O":
+                chunk = chunk.astype(self._codec_output, copy=False)
             out = np.asarray(self.codec.decode(np.ascontiguousarray(chunk)))
             if out.size != self.spec.size:
                 raise ValueError(f"decoded {out.size} items, expected {self.spec.size}")
