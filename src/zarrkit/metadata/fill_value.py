@@ -261,7 +261,8 @@ def _normalize_real(value: Any, dtype: np.dtype[Any]) -> Any:
         if value not in _SPECIAL_FLOATS:
             raise _not_representable(value, dtype)
         return dtype.type(_SPECIAL_FLOATS[value])
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+    # np.generic admits the ml_dtypes scalars (bfloat16, float8...), which are not np.number.
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.generic)):
         raise _not_representable(value, dtype)
     if isinstance(value, (complex, np.complexfloating)):
         raise _not_representable(value, dtype, "it is complex")

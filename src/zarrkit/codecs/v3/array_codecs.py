@@ -68,6 +68,9 @@ class BytesCodec(ArrayBytesCodec):
         if "endian" in configuration:
             endian = config_choice(self.name, configuration, "endian", ("little", "big"))
         if has_endianness(spec.dtype):
+            if endian is None and spec.dtype.fields is not None:
+                # zarr-python 3.1 writes structured arrays with no endian and means little.
+                endian = "little"
             if endian is None:
                 raise MetadataError(
                     f"codec 'bytes': 'endian' is required for data type {spec.dtype}"
