@@ -2,12 +2,15 @@
 
 The array is split into full-size chunk arrays whose overhang is filled with a sentinel,
 so any plan that reads the overhang returns a wrong value and any plan that writes it
-is caught when the overhang is checked after the write.
+is caught when the overhang is checked after the write. Grids are regular (an int per
+dimension) or rectilinear (a tuple of chunk boundaries on some dimensions, so chunk
+arrays have varying shapes); the simulation below is written independently of zarrkit.
 """
 
 from __future__ import annotations
 
 import doctest
+import functools
 import importlib
 import itertools
 from typing import Any
@@ -24,7 +27,9 @@ from zarrkit.indexing import (
     Indexer,
     basic_indexer,
     block_indexer,
+    chunk_shape_at,
     coordinate_indexer,
+    grid_shape,
     is_pure_basic,
     mask_indexer,
     orthogonal_indexer,
@@ -39,40 +44,73 @@ PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 # Chunked simulation
 
 
-def grid_of(shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(-(-n // c) for n, c in zip(shape, chunks, strict=True))
+Chunks = tuple[int | tuple[int, ...], ...]
+
+
+@functools.lru_cache(maxsize=1024)
+def dim_chunk_spans(n: int, chunk: int | tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """``(start, stop)`` in array coordinates of each chunk of a dim holding data; ``stop``
+    includes the overhang, so ``stop - start`` is the full length of the chunk array."""
+    if isinstance(chunk, int):
+        return tuple((k * chunk, (k + 1) * chunk) for k in range(-(-n // chunk)))
+    return tuple((chunk[i], chunk[i + 1]) for i in range(len(chunk) - 1) if chunk[i] < n)
+
+
+def grid_of(shape: tuple[int, ...], chunks: Chunks) -> tuple[int, ...]:
+    return tuple(len(dim_chunk_spans(n, c)) for n, c in zip(shape, chunks, strict=True))
+
+
+def chunk_spans(
+    coords: tuple[int, ...], shape: tuple[int, ...], chunks: Chunks
+) -> list[tuple[int, int]]:
+    return [dim_chunk_spans(n, c)[k] for k, n, c in zip(coords, shape, chunks, strict=True)]
+
+
+def full_chunk_shape(coords: tuple[int, ...], shape: tuple[int, ...], chunks: Chunks) -> tuple:
+    return tuple(stop - start for start, stop in chunk_spans(coords, shape, chunks))
+
+
+def source_region(
+    coords: tuple[int, ...], shape: tuple[int, ...], chunks: Chunks
+) -> tuple[slice, ...]:
+    return tuple(slice(start, stop) for start, stop in chunk_spans(coords, shape, chunks))
 
 
 def inbounds_region(
-    coords: tuple[int, ...], shape: tuple[int, ...], chunks: tuple[int, ...]
+    coords: tuple[int, ...], shape: tuple[int, ...], chunks: Chunks
 ) -> tuple[slice, ...]:
-    return tuple(slice(0, min(c, n - k * c)) for k, n, c in zip(coords, shape, chunks, strict=True))
+    return tuple(
+        slice(0, min(stop, n) - start)
+        for (start, stop), n in zip(chunk_spans(coords, shape, chunks), shape, strict=True)
+    )
 
 
-def split_into_chunks(
-    full: np.ndarray, chunks: tuple[int, ...]
-) -> dict[tuple[int, ...], np.ndarray]:
-    store: dict[tuple[int, ...], np.ndarray] = {}
-    for coords in itertools.product(*(range(g) for g in grid_of(full.shape, chunks))):
-        chunk = np.full(chunks, OVERHANG, dtype=full.dtype)
-        source = tuple(slice(k * c, (k + 1) * c) for k, c in zip(coords, chunks, strict=True))
-        chunk[inbounds_region(coords, full.shape, chunks)] = full[source]
-        store[coords] = chunk
-    return store
+def make_chunk(full: np.ndarray, chunks: Chunks, coords: tuple[int, ...]) -> np.ndarray:
+    chunk = np.full(full_chunk_shape(coords, full.shape, chunks), OVERHANG, dtype=full.dtype)
+    chunk[inbounds_region(coords, full.shape, chunks)] = full[
+        source_region(coords, full.shape, chunks)
+    ]
+    return chunk
+
+
+def split_into_chunks(full: np.ndarray, chunks: Chunks) -> dict[tuple[int, ...], np.ndarray]:
+    return {
+        coords: make_chunk(full, chunks, coords)
+        for coords in itertools.product(*(range(g) for g in grid_of(full.shape, chunks)))
+    }
 
 
 def join_chunks(
-    store: dict[tuple[int, ...], np.ndarray], shape: tuple[int, ...], chunks: tuple[int, ...]
+    store: dict[tuple[int, ...], np.ndarray], shape: tuple[int, ...], chunks: Chunks
 ) -> np.ndarray:
     full = np.empty(shape, dtype=np.int64)
     for coords, chunk in store.items():
-        target = tuple(slice(k * c, (k + 1) * c) for k, c in zip(coords, chunks, strict=True))
-        full[target] = chunk[inbounds_region(coords, shape, chunks)]
+        full[source_region(coords, shape, chunks)] = chunk[inbounds_region(coords, shape, chunks)]
     return full
 
 
 def overhang_untouched(
-    store: dict[tuple[int, ...], np.ndarray], shape: tuple[int, ...], chunks: tuple[int, ...]
+    store: dict[tuple[int, ...], np.ndarray], shape: tuple[int, ...], chunks: Chunks
 ) -> bool:
     for coords, chunk in store.items():
         probe = chunk.copy()
@@ -87,7 +125,7 @@ def output_view(indexer: Indexer, array: np.ndarray) -> np.ndarray:
 
 
 def check_plan_shape(
-    indexer: Indexer, shape: tuple[int, ...], chunks: tuple[int, ...]
+    indexer: Indexer, shape: tuple[int, ...], chunks: Chunks
 ) -> list[ChunkProjection]:
     """Grid order, no repeats, only touched chunks, and is_complete exactly right."""
     projections = list(indexer)
@@ -95,9 +133,14 @@ def check_plan_shape(
     coords = [p.chunk_coords for p in projections]
     assert coords == sorted(coords)
     assert len(set(coords)) == len(coords)
-    local_positions = np.arange(int(np.prod(chunks))).reshape(chunks)
+    grid = grid_of(shape, chunks)
+    assert grid_shape(shape, chunks) == grid
     for p in projections:
         assert len(p.chunk_coords) == len(shape)
+        assert all(0 <= k < g for k, g in zip(p.chunk_coords, grid, strict=True))
+        chunk_shape = full_chunk_shape(p.chunk_coords, shape, chunks)
+        assert chunk_shape_at(chunks, p.chunk_coords) == chunk_shape
+        local_positions = np.arange(int(np.prod(chunk_shape))).reshape(chunk_shape)
         visited = np.asarray(local_positions[p.chunk_selection]).reshape(-1)
         assert visited.size > 0, "an untouched chunk was yielded"
         in_order = local_positions[inbounds_region(p.chunk_coords, shape, chunks)].reshape(-1)
@@ -125,7 +168,7 @@ def check_read_and_write(
     make_indexer: Any,
     selection: Any,
     full: np.ndarray,
-    chunks: tuple[int, ...],
+    chunks: Chunks,
     expected_read: np.ndarray,
     numpy_setitem: Any,
     check_write: bool = True,
@@ -151,15 +194,41 @@ def check_read_and_write(
 
 
 @st.composite
+def boundaries(draw: st.DrawFn, n: int) -> tuple[int, ...]:
+    """Rectilinear boundaries for a dim of length n: the last chunk holding data may
+    overhang, and up to two more chunks may lie wholly past the end."""
+    bounds = [0]
+    while bounds[-1] < n:
+        bounds.append(bounds[-1] + draw(st.integers(1, max(1, n + 1))))
+    for _ in range(draw(st.integers(0, 2))):
+        bounds.append(bounds[-1] + draw(st.integers(1, 3)))
+    return tuple(bounds)
+
+
+@st.composite
 def arrays_and_chunks(
-    draw: st.DrawFn, min_dims: int = 0, max_dims: int = 3, min_side: int = 0, max_side: int = 9
-) -> tuple[np.ndarray, tuple[int, ...]]:
+    draw: st.DrawFn,
+    min_dims: int = 0,
+    max_dims: int = 3,
+    min_side: int = 0,
+    max_side: int = 9,
+    rectilinear: bool = False,
+) -> tuple[np.ndarray, Chunks]:
+    """An array and its chunks; ``rectilinear`` puts boundaries on at least one dim."""
     shape = draw(
         hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
     )
-    chunks = tuple(draw(st.integers(1, max(1, n + 2))) for n in shape)
+    chunks: list[int | tuple[int, ...]] = [draw(st.integers(1, max(1, n + 2))) for n in shape]
+    if rectilinear and shape:
+        forced = draw(st.integers(0, len(shape) - 1))
+        for axis, n in enumerate(shape):
+            if axis == forced or draw(st.booleans()):
+                chunks[axis] = draw(boundaries(n))
     full = np.arange(1, int(np.prod(shape)) + 1, dtype=np.int64).reshape(shape)
-    return full, chunks
+    return full, tuple(chunks)
+
+
+GRIDS = pytest.mark.parametrize("rectilinear", [False, True], ids=["regular", "rectilinear"])
 
 
 @st.composite
@@ -225,10 +294,11 @@ def orthogonal_expected(full: np.ndarray, selection: tuple[Any, ...]) -> np.ndar
 # Basic indexing
 
 
+@GRIDS
 @PROPERTY
-@given(data=st.data(), array_and_chunks=arrays_and_chunks())
-def test_basic_matches_numpy(data: st.DataObject, array_and_chunks: Any) -> None:
-    full, chunks = array_and_chunks
+@given(data=st.data())
+def test_basic_matches_numpy(data: st.DataObject, rectilinear: bool) -> None:
+    full, chunks = data.draw(arrays_and_chunks(rectilinear=rectilinear))
     selection = data.draw(hnp.basic_indices(full.shape, allow_newaxis=False))
 
     def setitem(target: np.ndarray, value: np.ndarray) -> None:
@@ -237,10 +307,11 @@ def test_basic_matches_numpy(data: st.DataObject, array_and_chunks: Any) -> None
     check_read_and_write(basic_indexer, selection, full, chunks, full[selection], setitem)
 
 
+@GRIDS
 @PROPERTY
-@given(data=st.data(), array_and_chunks=arrays_and_chunks(min_dims=1, min_side=1))
-def test_basic_large_and_negative_steps(data: st.DataObject, array_and_chunks: Any) -> None:
-    full, chunks = array_and_chunks
+@given(data=st.data())
+def test_basic_large_and_negative_steps(data: st.DataObject, rectilinear: bool) -> None:
+    full, chunks = data.draw(arrays_and_chunks(min_dims=1, min_side=1, rectilinear=rectilinear))
     selection = tuple(
         slice(
             data.draw(st.none() | st.integers(-2 * n, 2 * n)),
@@ -379,10 +450,11 @@ def test_is_pure_basic() -> None:
 # Orthogonal indexing
 
 
+@GRIDS
 @PROPERTY
-@given(data=st.data(), array_and_chunks=arrays_and_chunks(min_dims=1))
-def test_orthogonal_read_matches_numpy(data: st.DataObject, array_and_chunks: Any) -> None:
-    full, chunks = array_and_chunks
+@given(data=st.data())
+def test_orthogonal_read_matches_numpy(data: st.DataObject, rectilinear: bool) -> None:
+    full, chunks = data.draw(arrays_and_chunks(min_dims=1, rectilinear=rectilinear))
     selection = data.draw(orthogonal_selections(full.shape, unique=False))
     check_read_and_write(
         orthogonal_indexer,
@@ -395,10 +467,11 @@ def test_orthogonal_read_matches_numpy(data: st.DataObject, array_and_chunks: An
     )
 
 
+@GRIDS
 @PROPERTY
-@given(data=st.data(), array_and_chunks=arrays_and_chunks(min_dims=1))
-def test_orthogonal_write_matches_numpy(data: st.DataObject, array_and_chunks: Any) -> None:
-    full, chunks = array_and_chunks
+@given(data=st.data())
+def test_orthogonal_write_matches_numpy(data: st.DataObject, rectilinear: bool) -> None:
+    full, chunks = data.draw(arrays_and_chunks(min_dims=1, rectilinear=rectilinear))
     selection = data.draw(orthogonal_selections(full.shape, unique=True))
     expected = orthogonal_expected(full, selection)
 
@@ -420,9 +493,15 @@ def test_orthogonal_write_matches_numpy(data: st.DataObject, array_and_chunks: A
         ([2, 0], slice(1, 3), [3, 0, 1], 1),  # array, slice, array, int
         (slice(None, None, -1), slice(None), slice(None), [1, 0, 2]),
         (np.array([True, False, True, False, False, True, True]), 0, Ellipsis),
+        (slice(None, None, -2), [3, 1, 0], slice(None, None, -1), [2, 1, 0]),
     ],
 )
-def test_orthogonal_mixed_layouts(selection: Any) -> None:
+@pytest.mark.parametrize(
+    "chunks",
+    [(3, 2, 3, 2), ((0, 3, 8), 2, (0, 3, 5), (0, 2, 4)), ((0, 1, 4, 7), (0, 4, 6), 3, (0, 3))],
+    ids=["regular", "rectilinear", "rectilinear-exact"],
+)
+def test_orthogonal_mixed_layouts(selection: Any, chunks: Chunks) -> None:
     full = np.arange(7 * 5 * 4 * 3, dtype=np.int64).reshape(7, 5, 4, 3)
 
     def setitem(target: np.ndarray, value: np.ndarray) -> None:
@@ -430,7 +509,7 @@ def test_orthogonal_mixed_layouts(selection: Any) -> None:
         target[numpy_selection] = value.reshape(target[numpy_selection].shape)
 
     expected = orthogonal_expected(full, selection)
-    check_read_and_write(orthogonal_indexer, selection, full, (3, 2, 3, 2), expected, setitem)
+    check_read_and_write(orthogonal_indexer, selection, full, chunks, expected, setitem)
 
 
 def test_orthogonal_sorted_runs_become_slices() -> None:
@@ -465,10 +544,11 @@ def test_orthogonal_errors(selection: Any, error: type[Exception]) -> None:
 # Vectorised indexing
 
 
+@GRIDS
 @PROPERTY
-@given(data=st.data(), array_and_chunks=arrays_and_chunks(min_dims=1, min_side=1))
-def test_coordinate_read_matches_numpy(data: st.DataObject, array_and_chunks: Any) -> None:
-    full, chunks = array_and_chunks
+@given(data=st.data())
+def test_coordinate_read_matches_numpy(data: st.DataObject, rectilinear: bool) -> None:
+    full, chunks = data.draw(arrays_and_chunks(min_dims=1, min_side=1, rectilinear=rectilinear))
     shapes = data.draw(
         hnp.mutually_broadcastable_shapes(num_shapes=full.ndim, max_dims=3, max_side=4)
     )
@@ -484,10 +564,11 @@ def test_coordinate_read_matches_numpy(data: st.DataObject, array_and_chunks: An
     )
 
 
+@GRIDS
 @PROPERTY
-@given(data=st.data(), array_and_chunks=arrays_and_chunks(min_dims=1, min_side=1))
-def test_coordinate_write_matches_numpy(data: st.DataObject, array_and_chunks: Any) -> None:
-    full, chunks = array_and_chunks
+@given(data=st.data())
+def test_coordinate_write_matches_numpy(data: st.DataObject, rectilinear: bool) -> None:
+    full, chunks = data.draw(arrays_and_chunks(min_dims=1, min_side=1, rectilinear=rectilinear))
     result_shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=4))
     count = int(np.prod(result_shape))
     assume(count <= full.size)
@@ -505,10 +586,11 @@ def test_coordinate_write_matches_numpy(data: st.DataObject, array_and_chunks: A
     check_read_and_write(coordinate_indexer, selection, full, chunks, full[selection], setitem)
 
 
+@GRIDS
 @PROPERTY
-@given(data=st.data(), array_and_chunks=arrays_and_chunks())
-def test_mask_matches_numpy(data: st.DataObject, array_and_chunks: Any) -> None:
-    full, chunks = array_and_chunks
+@given(data=st.data())
+def test_mask_matches_numpy(data: st.DataObject, rectilinear: bool) -> None:
+    full, chunks = data.draw(arrays_and_chunks(rectilinear=rectilinear))
     mask = data.draw(hnp.arrays(np.bool_, full.shape))
 
     def setitem(target: np.ndarray, value: np.ndarray) -> None:
@@ -587,22 +669,42 @@ def test_mask_errors(selection: Any) -> None:
 class LazyChunks:
     """Builds padded chunks on demand, for grids too large to materialise."""
 
-    def __init__(self, full: np.ndarray, chunks: tuple[int, ...]) -> None:
+    def __init__(self, full: np.ndarray, chunks: Chunks) -> None:
         self.full = full
         self.chunks = chunks
+        self.spans = [dim_chunk_spans(n, c) for n, c in zip(full.shape, chunks, strict=True)]
 
     def __getitem__(self, coords: tuple[int, ...]) -> np.ndarray:
-        chunk = np.full(self.chunks, OVERHANG, dtype=self.full.dtype)
-        source = tuple(slice(k * c, (k + 1) * c) for k, c in zip(coords, self.chunks, strict=True))
-        chunk[inbounds_region(coords, self.full.shape, self.chunks)] = self.full[source]
+        spans = [dim_spans[k] for dim_spans, k in zip(self.spans, coords, strict=True)]
+        chunk = np.full([stop - start for start, stop in spans], OVERHANG, dtype=self.full.dtype)
+        inbounds = tuple(
+            slice(0, min(stop, n) - start)
+            for (start, stop), n in zip(spans, self.full.shape, strict=True)
+        )
+        chunk[inbounds] = self.full[tuple(slice(start, stop) for start, stop in spans)]
         return chunk
+
+
+def random_boundaries(n: int, max_len: int, seed: int) -> tuple[int, ...]:
+    lengths = np.random.default_rng(seed).integers(1, max_len + 1, size=n)
+    edges = np.concatenate(([0], np.cumsum(lengths)))
+    return tuple(edges[: int(np.searchsorted(edges, n)) + 1].tolist())
 
 
 @pytest.mark.parametrize(
     ("shape", "chunks"),
-    [((300, 300), (1, 1)), ((300, 300), (1, 300)), ((70000,), (1,)), ((30, 30, 30), (1, 1, 30))],
+    [
+        ((300, 300), (1, 1)),
+        ((300, 300), (1, 300)),
+        ((70000,), (1,)),
+        ((30, 30, 30), (1, 1, 30)),
+        ((70000,), (random_boundaries(70000, 3, seed=1),)),
+        ((300, 300), (random_boundaries(300, 2, seed=2), 7)),
+        ((30, 30, 30), (1, random_boundaries(30, 4, seed=3), (0, 30))),
+    ],
+    ids=[f"grid{i}" for i in range(7)],
 )
-def test_many_chunk_grids(shape: tuple[int, ...], chunks: tuple[int, ...]) -> None:
+def test_many_chunk_grids(shape: tuple[int, ...], chunks: Chunks) -> None:
     rng = np.random.default_rng(0)
     full = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
     store = LazyChunks(full, chunks)
@@ -614,6 +716,11 @@ def test_many_chunk_grids(shape: tuple[int, ...], chunks: tuple[int, ...]) -> No
     selection = (Ellipsis, columns)
     np.testing.assert_array_equal(
         planned_read(orthogonal_indexer(selection, shape, chunks), store), full[..., columns]
+    )
+    step = max(1, shape[-1] // 7)
+    selection = (Ellipsis, slice(3, None, step))
+    np.testing.assert_array_equal(
+        planned_read(basic_indexer(selection, shape, chunks), store), full[selection]
     )
 
 
@@ -646,7 +753,7 @@ def test_grid_too_large_for_linear_chunk_ids() -> None:
 # Block indexing
 
 
-def blocks_expected(full: np.ndarray, chunks: tuple[int, ...], selection: Any) -> np.ndarray:
+def blocks_expected(full: np.ndarray, chunks: Chunks, selection: Any) -> np.ndarray:
     """Dask ``.blocks`` semantics, built by concatenating the chosen (truncated) blocks."""
     grid = grid_of(full.shape, chunks)
     items = expand_items(selection, full.ndim)
@@ -655,12 +762,12 @@ def blocks_expected(full: np.ndarray, chunks: tuple[int, ...], selection: Any) -
         for item, g in zip(items, grid, strict=True)
     ]
     blocks = {
-        coords: full[tuple(slice(k * c, (k + 1) * c) for k, c in zip(coords, chunks, strict=True))]
+        coords: full[source_region(coords, full.shape, chunks)]
         for coords in itertools.product(*chosen)
     }
     if not blocks:
         block_lengths = [
-            sum(min(c, n - k * c) for k in ks)
+            sum(min(stop, n) - start for start, stop in (dim_chunk_spans(n, c)[k] for k in ks))
             for ks, n, c in zip(chosen, full.shape, chunks, strict=True)
         ]
         return np.empty(block_lengths, dtype=full.dtype)
@@ -673,10 +780,11 @@ def blocks_expected(full: np.ndarray, chunks: tuple[int, ...], selection: Any) -
     return np.block(nest((), 0)) if full.ndim else full
 
 
+@GRIDS
 @PROPERTY
-@given(data=st.data(), array_and_chunks=arrays_and_chunks())
-def test_blocks_match_manual_concatenation(data: st.DataObject, array_and_chunks: Any) -> None:
-    full, chunks = array_and_chunks
+@given(data=st.data())
+def test_blocks_match_manual_concatenation(data: st.DataObject, rectilinear: bool) -> None:
+    full, chunks = data.draw(arrays_and_chunks(rectilinear=rectilinear))
     grid = grid_of(full.shape, chunks)
     items: list[Any] = []
     for g in grid:
@@ -728,12 +836,222 @@ def test_block_errors(selection: Any, error: type[Exception]) -> None:
 
 
 # ---------------------------------------------------------------------------------------
+# Rectilinear grids: helpers, validation and targeted plans
+
+RECT_SHAPE = (8, 7, 5)
+RECT_CHUNKS: Chunks = ((0, 2, 3, 7, 9), 3, (0, 1, 4, 5))
+
+
+def test_grid_shape_and_chunk_shape_at() -> None:
+    assert grid_shape(RECT_SHAPE, RECT_CHUNKS) == (4, 3, 3)
+    assert grid_shape((10, 7), (4, 3)) == (3, 3)
+    # Chunks wholly past the end of the array hold nothing and are not counted.
+    assert grid_shape((7, 0), ((0, 2, 7, 9, 10), (0, 4))) == (2, 0)
+    assert grid_shape((7, 0), ((0, 2, 8, 9), (0,))) == (2, 0)
+    assert grid_shape((4, 4), ([0, 1, 4], np.int64(3))) == (2, 2)
+    assert chunk_shape_at(RECT_CHUNKS, (0, 0, 0)) == (2, 3, 1)
+    assert chunk_shape_at(RECT_CHUNKS, (3, 2, 2)) == (2, 3, 1)
+    assert chunk_shape_at(RECT_CHUNKS, (2, 9, 1)) == (4, 3, 3)
+    assert chunk_shape_at((), ()) == ()
+    assert all(type(n) is int for n in chunk_shape_at((np.int64(3), (0, 5)), (0, 0)))
+    with pytest.raises(BoundsCheckError, match="chunk 4 is out of bounds"):
+        chunk_shape_at(RECT_CHUNKS, (4, 0, 0))
+    with pytest.raises(BoundsCheckError):
+        chunk_shape_at(RECT_CHUNKS, (0, -1, 0))
+    with pytest.raises(IndexingError):
+        chunk_shape_at(RECT_CHUNKS, (0, 0))
+
+
+_PLANNERS = {
+    "basic-scalar": lambda c: list(basic_indexer((1, 1), (10, 6), c)),
+    "basic-slice": lambda c: list(basic_indexer((slice(None), 2), (10, 6), c)),
+    "basic-empty": lambda c: basic_indexer(slice(4, 4), (10, 6), c).nchunks,
+    "orthogonal": lambda c: orthogonal_indexer(([3, 1], 0), (10, 6), c),
+    "orthogonal-empty": lambda c: orthogonal_indexer(([], [0]), (10, 6), c),
+    "coordinate": lambda c: coordinate_indexer(([3, 1], [0, 0]), (10, 6), c),
+    "coordinate-empty": lambda c: coordinate_indexer(([], []), (10, 6), c),
+    "mask": lambda c: mask_indexer(np.ones((10, 6), dtype=bool), (10, 6), c),
+    "block": lambda c: block_indexer(0, (10, 6), c),
+    "grid_shape": lambda c: grid_shape((10, 6), c),
+}
+
+
+@pytest.mark.parametrize("planner", list(_PLANNERS))
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ((1, 4, 10), "must start at 0"),
+        ((), "must start at 0"),
+        ((0, 4, 4, 10), r"strictly increasing: boundary 2 \(4\)"),
+        ((0, 6, 3, 10), "strictly increasing"),
+        ((0, 4, 8), "end at 8, before the end of a dimension of length 10"),
+        ((0,), "end at 0"),
+        ((0, 2.5, 10), "must be integers"),
+        ((0, True, 10), "must be integers"),
+        ((0, [5], 10), "must be integers"),
+        ("0, 10", "each entry of chunks"),
+    ],
+)
+def test_invalid_boundaries(planner: str, bad: Any, message: str) -> None:
+    for chunks in ((bad, 3), (3, bad)):
+        dim_len = 10 if chunks[0] is bad else 6
+        expected = message.replace("length 10", f"length {dim_len}")
+        if chunks[1] is bad and "end at" in message:
+            chunks = (3, tuple(b for b in bad if b < 6) + (5,) if len(bad) > 1 else bad)
+            expected = "end at"
+        with pytest.raises(IndexingError, match=expected):
+            _PLANNERS[planner](chunks)
+
+
+# The scalar fast path does not type-check chunk entries (it would cost every scalar read),
+# so numpy-array boundaries are checked on every other planner only.
+@pytest.mark.parametrize("planner", [p for p in _PLANNERS if p != "basic-scalar"])
+def test_numpy_array_boundaries_are_rejected(planner: str) -> None:
+    with pytest.raises(IndexingError, match="each entry of chunks"):
+        _PLANNERS[planner]((np.array([0, 5, 10]), 3))
+
+
+def test_numpy_integer_chunk_lengths_stay_regular() -> None:
+    full = np.arange(70, dtype=np.int64).reshape(10, 7)
+    chunks = (np.int64(3), (0, 2, np.int32(7)))
+    store = split_into_chunks(full, (3, (0, 2, 7)))
+    for make_indexer, selection, expected in [
+        (basic_indexer, (slice(1, 9, 2), 3), full[1:9:2, 3]),
+        (basic_indexer, (4, 5), full[4, 5]),
+        (orthogonal_indexer, ([9, 0], [1, 6]), full[np.ix_([9, 0], [1, 6])]),
+        (coordinate_indexer, ([9, 0], [1, 6]), full[[9, 0], [1, 6]]),
+        (block_indexer, (1, 1), full[3:6, 2:]),
+    ]:
+        indexer = make_indexer(selection, full.shape, chunks)
+        np.testing.assert_array_equal(planned_read(indexer, store), expected)
+
+
+def test_boundary_lists_are_read_afresh() -> None:
+    bounds = [0, 5, 10]
+    assert grid_shape((10,), (bounds,)) == (2,)
+    bounds[1:2] = [2, 5]  # a list may change between calls; a tuple cannot
+    assert grid_shape((10,), (bounds,)) == (3,)
+    assert [p.chunk_coords for p in basic_indexer(slice(None), (10,), (bounds,))] == [
+        (0,),
+        (1,),
+        (2,),
+    ]
+
+
+def test_equal_but_invalid_boundaries_are_not_served_from_a_cache() -> None:
+    assert grid_shape((10,), ((0, 1, 10),)) == (2,)
+    assert grid_shape((10,), ((0, 5, 10),)) == (2,)
+    with pytest.raises(IndexingError, match="must be integers, got True"):
+        grid_shape((10,), ((0, True, 10),))
+    with pytest.raises(IndexingError, match="must be integers, got 5.0"):
+        list(basic_indexer(3, (10,), ((0, 5.0, 10),)))
+
+
+def test_invalid_boundaries_are_index_and_zarrkit_errors() -> None:
+    with pytest.raises(IndexError):
+        grid_shape((10,), ((0, 5),))
+    with pytest.raises(IndexingError, match="do not match"):
+        coordinate_indexer(([1],), (10,), (3, (0, 1)))
+
+
+def test_rectilinear_scalar_plan_is_plain_python() -> None:
+    (projection,) = basic_indexer((3, -1), (10, 10), ((0, 3, 4, 12), 3))
+    assert projection == ChunkProjection((1, 3), (0, 0), (), True)
+    (projection,) = basic_indexer((5, 2), (10, 10), ((0, 3, 4, 12), (0, 2, 3, 10)))
+    assert projection == ChunkProjection((2, 1), (1, 0), (), False)
+    assert all(type(x) is int for x in projection.chunk_coords + projection.chunk_selection)
+    for projection in basic_indexer((slice(1, 9), 2), (10, 10), ((0, 3, 4, 12), 3)):
+        assert all(type(x) in (int, slice) for x in projection.chunk_selection)
+        assert all(type(x) is int for x in projection.chunk_coords)
+        assert all(type(x) is slice for x in projection.out_selection)
+
+
+def test_rectilinear_whole_array_writes_are_complete() -> None:
+    for make_indexer, selection in [
+        (basic_indexer, Ellipsis),
+        (orthogonal_indexer, (np.arange(8), slice(None), [True] * 5)),
+        (mask_indexer, np.ones(RECT_SHAPE, dtype=bool)),
+        (block_indexer, Ellipsis),
+    ]:
+        projections = list(make_indexer(selection, RECT_SHAPE, RECT_CHUNKS))
+        assert len(projections) == 4 * 3 * 3
+        assert all(p.is_complete for p in projections)
+    rows, cols, deps = np.unravel_index(np.arange(8 * 7 * 5), RECT_SHAPE)
+    projections = list(coordinate_indexer((rows, cols, deps), RECT_SHAPE, RECT_CHUNKS))
+    assert all(p.is_complete for p in projections)
+    backward = (rows[::-1], cols[::-1], deps[::-1])
+    for p in coordinate_indexer(backward, RECT_SHAPE, RECT_CHUNKS):
+        region = inbounds_region(p.chunk_coords, RECT_SHAPE, RECT_CHUNKS)
+        assert p.is_complete == (int(np.prod([r.stop for r in region])) == 1)
+
+
+@pytest.mark.parametrize(
+    ("n", "step"), [(10**6, 10**5 + 1), (10**6, -(10**5 + 3)), (30000, 7), (30000, -3)]
+)
+def test_rectilinear_long_slices(n: int, step: int) -> None:
+    # A large step over about half a million chunks must only visit the touched ones.
+    bounds = random_boundaries(n, 3, seed=4)
+    projections = list(basic_indexer(slice(None, None, step), (n,), (bounds,)))
+    elements = np.arange(n)[::step]
+    edges = np.array(bounds)
+    element_chunks = np.searchsorted(edges, elements, side="right") - 1
+    assert [p.chunk_coords[0] for p in projections] == sorted(set(element_chunks.tolist()))
+    out = np.empty(elements.shape, dtype=np.intp)
+    for p in projections:
+        (k,) = p.chunk_coords
+        local = np.arange(bounds[k], bounds[k + 1])[p.chunk_selection]
+        out[p.out_selection] = local
+    np.testing.assert_array_equal(out, elements)
+
+
+def test_rectilinear_zero_length_dimensions() -> None:
+    chunks: Chunks = ((0,), (0, 1, 4))
+    assert grid_shape((0, 4), chunks) == (0, 2)
+    assert list(basic_indexer((slice(None), 1), (0, 4), chunks)) == []
+    assert orthogonal_indexer(([], [1, 2]), (0, 4), chunks).shape == (0, 2)
+    assert coordinate_indexer(([], []), (0, 4), chunks).shape == (0,)
+    assert list(mask_indexer(np.zeros((0, 4), dtype=bool), (0, 4), chunks)) == []
+    assert block_indexer(slice(None), (0, 4), chunks).shape == (0, 4)
+    assert block_indexer(slice(None), (0, 4), ((0, 3), 2)).shape == (0, 4)
+    with pytest.raises(BoundsCheckError):
+        list(basic_indexer((0, 0), (0, 4), chunks))
+
+
+def test_rectilinear_blocks() -> None:
+    full = np.arange(100, dtype=np.int64).reshape(10, 10)
+    chunks: Chunks = ((0, 3, 4, 10), (0, 5, 12))
+    store = split_into_chunks(full, chunks)
+    for selection, expected in [
+        ((1, -1), full[3:4, 5:]),
+        ((slice(1, None), 0), full[3:, :5]),
+        ((slice(0, 2), Ellipsis), full[:4]),
+        ((slice(5, 9), 1), full[10:, 5:]),
+    ]:
+        indexer = block_indexer(selection, full.shape, chunks)
+        np.testing.assert_array_equal(planned_read(indexer, store), expected)
+    trailing: Chunks = ((0, 2, 7, 9, 10),)
+    assert block_indexer(-1, (7,), trailing).shape == (5,)
+    with pytest.raises(BoundsCheckError):
+        block_indexer(2, (7,), trailing)
+
+
+# ---------------------------------------------------------------------------------------
 # Housekeeping
 
 
 @pytest.mark.parametrize(
     "module",
-    ["__init__", "normalize", "plan", "dims", "grouping", "basic", "orthogonal", "vectorized"],
+    [
+        "__init__",
+        "normalize",
+        "plan",
+        "grid",
+        "dims",
+        "grouping",
+        "basic",
+        "orthogonal",
+        "vectorized",
+    ],
 )
 def test_docstring_examples(module: str) -> None:
     name = "zarrkit.indexing" if module == "__init__" else f"zarrkit.indexing.{module}"

@@ -111,17 +111,15 @@ def _parse_boundaries(values: tuple[object, ...]) -> DimBoundaries:
     """Validate the parts of a boundary tuple that do not depend on the dimension length.
 
     Cached by value: validation and the conversion to numpy are O(k), and the same grid
-    is indexed over and over.
+    is indexed over and over. The entries must already be known to be integers.
     """
-    for value in values:
-        if type(value) is not int and not isinstance(value, np.integer):
-            raise IndexingError(
-                f"chunk boundaries {_describe(values)} must be integers, got {value!r}"
-            )
     ints = tuple(int(value) for value in values)  # type: ignore[call-overload]
     if not ints or ints[0] != 0:
         raise IndexingError(f"chunk boundaries {_describe(values)} must start at 0")
-    array = np.array(ints, dtype=np.intp)
+    try:
+        array = np.array(ints, dtype=np.intp)
+    except OverflowError:
+        raise IndexingError(f"chunk boundaries {_describe(values)} overflow intp") from None
     steps = np.diff(array)
     if steps.size and not bool((steps > 0).all()):
         position = int(np.argmax(steps <= 0)) + 1
@@ -133,6 +131,34 @@ def _parse_boundaries(values: tuple[object, ...]) -> DimBoundaries:
     return DimBoundaries(ints)
 
 
+# Boundaries by tuple identity: hashing a tuple (to look it up by value) costs O(k) on
+# every call, too much for a scalar read on a grid with many chunks. Each entry holds
+# its tuple, so the id cannot be reused while the entry exists.
+_BY_IDENTITY: dict[int, tuple[tuple[object, ...], DimBoundaries]] = {}
+_BY_IDENTITY_SIZE = 64
+
+
+def _boundaries_of(chunk: tuple[object, ...] | list[object]) -> DimBoundaries:
+    entry = _BY_IDENTITY.get(id(chunk))
+    if entry is not None and entry[0] is chunk:
+        return entry[1]
+    values = tuple(chunk)
+    # Checked before the cache by value, where (0, True) or (0, 2.0) would find (0, 1) or
+    # (0, 2): equal and equally hashed. ``map(type, ...)`` keeps the scan in C.
+    for kind in set(map(type, values)):
+        if kind is not int and not issubclass(kind, np.integer):
+            offender = next(value for value in values if type(value) is kind)
+            raise IndexingError(
+                f"chunk boundaries {_describe(values)} must be integers, got {offender!r}"
+            )
+    bounds = _parse_boundaries(values)
+    if type(chunk) is tuple:  # a list may change: only immutable tuples are kept by id
+        if len(_BY_IDENTITY) >= _BY_IDENTITY_SIZE:
+            _BY_IDENTITY.clear()  # atomic, unlike evicting one entry, so thread-safe
+        _BY_IDENTITY[id(chunk)] = (chunk, bounds)
+    return bounds
+
+
 def resolve_dim(chunk: AnyChunkDim, dim_len: int) -> int | DimBoundaries:
     """Validate one entry of ``chunks`` against its dimension length.
 
@@ -142,24 +168,19 @@ def resolve_dim(chunk: AnyChunkDim, dim_len: int) -> int | DimBoundaries:
 
     >>> resolve_dim(4, 10), resolve_dim((0, 4, 12), 10)
     (4, DimBoundaries((0, 4, 12)))
-    >>> resolve_dim((0, 4, 8), 10)
+    >>> resolve_dim((0, 4, 8), 10)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    zarrkit.errors.IndexingError: chunk boundaries (0, 4, 8) end at 8, before the end of a dimension of length 10
+    zarrkit.errors.IndexingError: chunk boundaries (0, 4, 8) end at 8, before the end of ...
     >>> resolve_dim((1, 4, 12), 10)
     Traceback (most recent call last):
     zarrkit.errors.IndexingError: chunk boundaries (1, 4, 12) must start at 0
-    """  # noqa: E501
+    """
     if type(chunk) is int:
         return chunk
     if type(chunk) is DimBoundaries:
         bounds = chunk
     elif isinstance(chunk, tuple | list):
-        try:
-            bounds = _parse_boundaries(tuple(chunk))
-        except TypeError:  # an unhashable entry, so not an integer either
-            raise IndexingError(
-                f"chunk boundaries {_describe(tuple(chunk))} must be integers"
-            ) from None
+        bounds = _boundaries_of(chunk)
     elif isinstance(chunk, np.integer) and not isinstance(chunk, np.bool_):
         return int(chunk)
     else:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import product
 from math import prod
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -136,19 +136,19 @@ class OrthogonalIndexer:
 
     def __iter__(self) -> Iterator[ChunkProjection]:
         chunks = self._chunks
-        rectilinear = self._rectilinear
+        # Every chunk has the same full shape unless a dimension is rectilinear.
+        common_shape = None if self._rectilinear else cast(tuple[int, ...], chunks)
         out_shape = self.shape
         drops_dims = self._drops_dims
         for combination in product(*self._pieces):
             coords, chunk_parts, out_parts, completes = zip(*combination, strict=False)
             if drops_dims:
                 out_parts = tuple(part for part in out_parts if part is not None)
-            # Chunk selections address the chunk's own full shape, which varies along
-            # rectilinear dimensions.
-            chunk_shape = chunk_shape_at(chunks, coords) if rectilinear else chunks
+            # Chunk selections address the chunk's own full shape.
+            chunk_shape = chunk_shape_at(chunks, coords) if common_shape is None else common_shape
             yield ChunkProjection(
                 coords,
-                _open_mesh(chunk_parts, chunk_shape),  # type: ignore[arg-type]
+                _open_mesh(chunk_parts, chunk_shape),
                 _open_mesh(out_parts, out_shape),
                 False not in completes,
             )

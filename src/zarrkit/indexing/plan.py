@@ -7,7 +7,8 @@ plain numpy indexing:
 * read:  ``target[p.out_selection] = chunk[p.chunk_selection]``
 * write: ``chunk[p.chunk_selection] = source[p.out_selection]``
 
-where ``chunk`` is the full-size decoded chunk (shape ``chunks``, edge chunks included)
+where ``chunk`` is the full-size decoded chunk (shape ``chunks``, edge chunks included;
+on a rectilinear grid, that chunk's own shape, :func:`~zarrkit.indexing.chunk_shape_at`)
 and ``target``/``source`` is the output array of shape ``indexer.shape`` (or the value
 broadcast to it) -- flattened with ``.reshape(-1)`` when ``indexer.flat_output`` is True.
 
@@ -29,7 +30,8 @@ __all__ = ["ChunkProjection", "Indexer"]
 class ChunkProjection:
     """How one chunk takes part in a selection.
 
-    ``chunk_selection`` indexes the full-size chunk array; ``out_selection`` indexes the
+    ``chunk_selection`` indexes the chunk's full-size array (its own full shape along
+    rectilinear dimensions, overhang included); ``out_selection`` indexes the
     output (flattened if the indexer has ``flat_output``). ``is_complete`` is True exactly
     when ``chunk_selection`` visits every in-bounds element of the chunk once, in C order,
     so a write may build the chunk from scratch instead of reading the old one.

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from math import prod
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -104,6 +104,9 @@ class VectorizedIndexer:
         if ndim == 0:
             return cls(result_shape, [ChunkProjection((), _WHOLE_ZERO_D, (slice(0, 1),), True)])
         grid = grid_shape(array_shape, resolved)
+        # Every chunk has the same full shape unless a dimension is rectilinear.
+        rectilinear = any(type(chunk_len) is DimBoundaries for chunk_len in resolved)
+        common_shape = None if rectilinear else cast(tuple[int, ...], resolved)
         chunk_ids: list[npt.NDArray[np.intp]] = []
         local: list[npt.NDArray[np.intp]] = []
         for coords, chunk_len in zip(coordinates, resolved, strict=True):
@@ -140,7 +143,12 @@ class VectorizedIndexer:
             chunk_selection = tuple(dim_local[begin:end] for dim_local in local)
             complete = candidate and (
                 unique_in_c_order
-                or _visits_in_c_order(chunk_selection, chunk_shape_at(resolved, chunk_coords))
+                or _visits_in_c_order(
+                    chunk_selection,
+                    chunk_shape_at(resolved, chunk_coords)
+                    if common_shape is None
+                    else common_shape,
+                )
             )
             projections.append(
                 ChunkProjection(chunk_coords, chunk_selection, (out_part,), complete)
