@@ -10,6 +10,7 @@ array([[0, 7, 7, 7],
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Iterator
@@ -29,7 +30,9 @@ from zarrkit.indexing import (
     ChunkProjection,
     basic_indexer,
     block_indexer,
+    chunk_shape_at,
     coordinate_indexer,
+    grid_shape,
     mask_indexer,
     orthogonal_indexer,
     vindex_indexer,
@@ -40,13 +43,30 @@ from zarrkit.paths import join_path, key_prefix
 from zarrkit.storage.base import Store
 
 
-def _build_pipeline(metadata: Any) -> Any:
-    """The chunk codec pipeline for an array's metadata, of either format."""
+def _grid_chunks(metadata: Any) -> tuple[Any, ...]:
+    """The storage grid in the indexing package's terms: per dimension a chunk length, or
+    for a rectilinear dimension its chunk boundaries ``(0, b1, ..., bk)``."""
+    if metadata.zarr_format == 2:
+        return tuple(metadata.chunks)
+    from zarrkit.metadata.chunk_grid import RectilinearChunkGrid
+
+    grid = metadata.chunk_grid
+    if not isinstance(grid, RectilinearChunkGrid):
+        return tuple(metadata.chunks)
+    return tuple(
+        lengths if isinstance(lengths, int) else tuple(itertools.accumulate(lengths, initial=0))
+        for lengths in grid.chunk_shapes
+    )
+
+
+def _build_pipeline(metadata: Any, chunk_shape: tuple[int, ...] | None = None) -> Any:
+    """The chunk codec pipeline for an array's metadata, of either format (for chunks of
+    ``chunk_shape`` when the grid is not regular)."""
     if metadata.zarr_format == 3:
         from zarrkit.codecs.v3.pipeline import CodecPipelineV3
         from zarrkit.codecs.v3.spec import ChunkSpec
 
-        spec = ChunkSpec(shape=metadata.chunks, dtype=metadata.dtype,
+        spec = ChunkSpec(shape=chunk_shape or metadata.chunks, dtype=metadata.dtype,
                          fill_value=metadata.fill_value)
         return CodecPipelineV3.from_json(metadata.codecs, spec)
     return V2ChunkPipeline.build(
@@ -118,17 +138,44 @@ class Array:
     def _set_metadata(self, metadata: Any) -> None:
         self._metadata = metadata
         self._metadata_key = array_metadata_key(self._path, metadata.zarr_format)
+        # The storage grid: shards for a sharded array, chunks otherwise; a rectilinear
+        # dimension holds its chunk boundaries instead of one length.
+        self._grid_chunks: tuple[Any, ...] = _grid_chunks(metadata)
+        self._regular = all(isinstance(c, int) for c in self._grid_chunks)
+        first_chunk = None if self._regular else chunk_shape_at(
+            self._grid_chunks, (0,) * len(self._grid_chunks))
         try:
-            self._pipeline = _build_pipeline(metadata)
+            self._pipeline = _build_pipeline(metadata, first_chunk)
         except MetadataError as e:
             raise type(e)(f"array {self.name!r} ({self._metadata_key}): {e}") from e
-        # The storage grid: shards for a sharded array, chunks otherwise.
-        self._grid_chunks: tuple[int, ...] = tuple(metadata.chunks)
+        self._pipelines: dict[tuple[int, ...], Any] = {}
         self._pipeline_sharding = getattr(self._pipeline, "sharding", None)
         self._sharded_io = supports_partial_io(self._pipeline) if (
             self._pipeline_sharding is not None) else False
+        if self._pipeline_sharding is not None and not self._regular:
+            raise MetadataError(
+                f"array {self.name!r}: sharding needs a regular chunk grid")
         self._fill = _read_fill(metadata)
         self._prefix = key_prefix(self._path)
+
+    def _chunk_shape(self, chunk_coords: tuple[int, ...]) -> tuple[int, ...]:
+        """The full shape of the chunk at ``chunk_coords`` (overhang included)."""
+        if self._regular:
+            return self._grid_chunks
+        return chunk_shape_at(self._grid_chunks, chunk_coords)
+
+    def _chunk_start(self, chunk_coords: tuple[int, ...]) -> tuple[int, ...]:
+        """The array index where the chunk at ``chunk_coords`` begins."""
+        return tuple(c * n if isinstance(n, int) else n[c]
+                     for c, n in zip(chunk_coords, self._grid_chunks, strict=True))
+
+    def _pipeline_for(self, chunk_shape: tuple[int, ...]) -> Any:
+        if self._regular:
+            return self._pipeline
+        pipeline = self._pipelines.get(chunk_shape)
+        if pipeline is None:
+            pipeline = self._pipelines[chunk_shape] = _build_pipeline(self._metadata, chunk_shape)
+        return pipeline
 
     # --- description ----------------------------------------------------------------------
     @property
@@ -162,11 +209,15 @@ class Array:
         return self._metadata.shape
 
     @property
-    def chunks(self) -> tuple[int, ...]:
+    def chunks(self) -> tuple[Any, ...]:
         """The shape of one chunk (of one inner chunk when the array is sharded, as in
-        zarr-python; :attr:`shards` is then the shard shape)."""
+        zarr-python; :attr:`shards` is then the shard shape). For a rectilinear grid, per
+        dimension the chunk length or the tuple of chunk lengths, as dask writes chunks."""
         if self._pipeline_sharding is not None:
             return tuple(self._pipeline_sharding.chunk_shape)
+        if not self._regular:
+            return tuple(n if isinstance(n, int) else tuple(int(d) for d in np.diff(n))
+                         for n in self._grid_chunks)
         return tuple(self._metadata.chunks)
 
     @property
@@ -268,7 +319,7 @@ class Array:
     @property
     def cdata_shape(self) -> tuple[int, ...]:
         """Number of chunks along each dimension."""
-        return tuple(math.ceil(s / c) for s, c in zip(self.shape, self._grid_chunks, strict=True))
+        return grid_shape(self.shape, self._grid_chunks)
 
     @property
     def nchunks(self) -> int:
@@ -400,8 +451,10 @@ class Array:
     def _chunk_key(self, chunk_coords: tuple[int, ...]) -> str:
         return self._prefix + self._metadata.chunk_key(chunk_coords)
 
-    def _decode(self, data: bytes, key: str) -> np.ndarray[Any, Any]:
-        return self._pipeline.decode(data, what=f"array {self.name!r} chunk {key!r}")
+    def _decode(self, data: bytes, key: str, chunk_coords: tuple[int, ...]
+                ) -> np.ndarray[Any, Any]:
+        pipeline = self._pipeline_for(self._chunk_shape(chunk_coords))
+        return pipeline.decode(data, what=f"array {self.name!r} chunk {key!r}")  # type: ignore[no-any-return]
 
     def _get(self, factory: Any, selection: Any) -> Any:
         if self._sharded_io:
@@ -432,7 +485,7 @@ class Array:
             if data is None:
                 fill_missing(projection)
                 return
-            chunk = self._decode(data, key)
+            chunk = self._decode(data, key, projection.chunk_coords)
             target[projection.out_selection] = chunk[projection.chunk_selection]
 
         parallel_map(decode_one, list(zip(projections, values, keys, strict=True)))
@@ -521,19 +574,23 @@ class Array:
         return array, False
 
     def _is_edge_chunk(self, chunk_coords: tuple[int, ...]) -> bool:
+        if not self._regular:
+            return True  # cheap to treat every chunk as possibly overhanging
         return any(
             (c + 1) * n > s
             for c, n, s in zip(chunk_coords, self._grid_chunks, self.shape, strict=True)
         )
 
-    def _empty_chunk(self) -> np.ndarray[Any, Any]:
-        return np.full(self._grid_chunks, self._fill, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
+    def _empty_chunk(self, chunk_coords: tuple[int, ...]) -> np.ndarray[Any, Any]:
+        shape = self._chunk_shape(chunk_coords)
+        return np.full(shape, self._fill, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
 
-    def _load_chunk_for_update(self, key: str) -> np.ndarray[Any, Any]:
+    def _load_chunk_for_update(self, key: str, chunk_coords: tuple[int, ...]
+                               ) -> np.ndarray[Any, Any]:
         data = self._store.get(key)
         if data is None:
-            return self._empty_chunk()
-        chunk = self._decode(data, key)
+            return self._empty_chunk(chunk_coords)
+        chunk = self._decode(data, key, chunk_coords)
         return chunk if chunk.flags.writeable else chunk.copy(order="K")
 
     def _is_all_fill(self, chunk: np.ndarray[Any, Any]) -> bool:
@@ -555,7 +612,8 @@ class Array:
 
     def _store_chunk(self, key: str, chunk: np.ndarray[Any, Any]) -> None:
         skip = self._store.supports_deletes and not self.write_empty_chunks
-        encoded = None if skip and self._is_all_fill(chunk) else self._pipeline.encode(chunk)
+        encoded = (None if skip and self._is_all_fill(chunk)
+                   else self._pipeline_for(chunk.shape).encode(chunk))
         if encoded is None:  # all fill, or a shard whose inner chunks are all empty
             self._store.delete(key)
         else:
@@ -572,11 +630,11 @@ class Array:
             with chunk_lock(self._store, key):
                 if projection.is_complete:
                     if self._is_edge_chunk(projection.chunk_coords):
-                        chunk = self._empty_chunk()
+                        chunk = self._empty_chunk(projection.chunk_coords)
                     else:
                         chunk = np.empty(self._grid_chunks, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
                 else:
-                    chunk = self._load_chunk_for_update(key)
+                    chunk = self._load_chunk_for_update(key, projection.chunk_coords)
                 chunk[projection.chunk_selection] = part
                 self._store_chunk(key, chunk)
 
@@ -614,28 +672,28 @@ class Array:
             self._trim_chunks(new_shape)
 
     def _trim_chunks(self, shape: tuple[int, ...]) -> None:
-        grid = tuple(math.ceil(s / c) for s, c in zip(shape, self._grid_chunks, strict=True))
+        grid = grid_shape(shape, self._grid_chunks)
         doomed: list[str] = []
-        straddling: list[tuple[str, tuple[int, ...]]] = []
+        straddling: list[tuple[str, tuple[int, ...], tuple[slice, ...]]] = []
         for key in list(self._store.list_prefix(self._prefix)):  # type: ignore[attr-defined]
             coords = self._parse_chunk_key(key[len(self._prefix):])
             if coords is None:
                 continue
             if any(c >= g for c, g in zip(coords, grid, strict=True)):
                 doomed.append(key)
-            elif any((c + 1) * n > s
-                     for c, n, s in zip(coords, self._grid_chunks, shape, strict=True)):
-                straddling.append((key, coords))
+                continue
+            starts = self._chunk_start(coords)
+            extents = self._chunk_shape(coords)
+            if any(b + n > s for b, n, s in zip(starts, extents, shape, strict=True)):
+                inside = tuple(slice(0, min(n, s - b))
+                               for b, n, s in zip(starts, extents, shape, strict=True))
+                straddling.append((key, coords, inside))
         for key in doomed:
             self._store.delete(key)
-        for key, coords in straddling:
+        for key, coords, inside in straddling:
             with chunk_lock(self._store, key):
-                chunk = self._load_chunk_for_update(key)
-                inside = tuple(
-                    slice(0, min(n, s - c * n))
-                    for c, n, s in zip(coords, self._grid_chunks, shape, strict=True)
-                )
-                trimmed = self._empty_chunk()
+                chunk = self._load_chunk_for_update(key, coords)
+                trimmed = self._empty_chunk(coords)
                 trimmed[inside] = chunk[inside]
                 self._store_chunk(key, trimmed)
 

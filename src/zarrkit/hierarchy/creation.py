@@ -222,7 +222,7 @@ def array_metadata_v3(
     """
     from zarrkit.codecs.v3.pipeline import CodecPipelineV3
     from zarrkit.codecs.v3.spec import ChunkSpec, has_endianness
-    from zarrkit.metadata.chunk_grid import RegularChunkGrid
+    from zarrkit.metadata.chunk_grid import RectilinearChunkGrid, RegularChunkGrid
     from zarrkit.metadata.chunk_key_encoding import ChunkKeyEncoding
     from zarrkit.metadata.dtypes_v3 import data_type_v3_from_numpy
     from zarrkit.metadata.v3 import ArrayMetadataV3
@@ -233,7 +233,13 @@ def array_metadata_v3(
     object_kind = "bytes" if dtype is bytes else ("string" if numpy_dtype.kind == "O" else None)
     data_type = data_type_v3_from_numpy(numpy_dtype, object_kind=object_kind)
     shape_tuple = normalize_shape(shape)
-    inner = normalize_chunks(chunks, shape_tuple, numpy_dtype.itemsize or 8)
+    rectilinear = _rectilinear_chunks(chunks, shape_tuple)
+    if rectilinear is not None:
+        if shards is not None:
+            raise MetadataError("sharding needs a regular chunk grid, not per-chunk lengths")
+        inner = tuple(n if isinstance(n, int) else n[0] for n in rectilinear)
+    else:
+        inner = normalize_chunks(chunks, shape_tuple, numpy_dtype.itemsize or 8)
     if compressors != "auto" and compressor != "auto":
         raise MetadataError("give either compressors or compressor, not both")
     chosen = compressors if compressors != "auto" else compressor
@@ -282,10 +288,12 @@ def array_metadata_v3(
     else:
         fill = normalize_fill_value(fill_value, numpy_dtype)
     names = None if dimension_names is None else tuple(dimension_names)
+    chunk_grid: Any = (RegularChunkGrid(tuple(grid_shape)) if rectilinear is None
+                       else RectilinearChunkGrid(rectilinear))
     metadata = ArrayMetadataV3(
         shape=shape_tuple,
         data_type=data_type,
-        chunk_grid=RegularChunkGrid(tuple(grid_shape)),
+        chunk_grid=chunk_grid,
         chunk_key_encoding=encoding,
         fill_value=fill,
         codecs=tuple(codec_chain),
@@ -294,13 +302,40 @@ def array_metadata_v3(
     )
     # Building the pipeline validates every codec (and fills in defaults such as blosc's
     # typesize) before anything is written.
-    spec = ChunkSpec(shape=metadata.chunks, dtype=metadata.dtype, fill_value=metadata.fill_value)
+    spec = ChunkSpec(shape=tuple(grid_shape), dtype=metadata.dtype,
+                     fill_value=metadata.fill_value)
     pipeline = CodecPipelineV3.from_json(metadata.codecs, spec)
     from dataclasses import replace
 
     metadata = replace(metadata, codecs=tuple(pipeline.to_json()))
     metadata.to_json()
     return metadata
+
+
+def _rectilinear_chunks(chunks: Any, shape: tuple[int, ...]
+                        ) -> tuple[int | tuple[int, ...], ...] | None:
+    """Per-dimension chunk lengths when ``chunks`` gives a sequence of lengths for some
+    dimension (a rectilinear grid, v3 only), else None.
+
+    >>> _rectilinear_chunks([[2, 3], 4], (5, 8))
+    ((2, 3), 4)
+    """
+    if not isinstance(chunks, (list, tuple)) or not any(
+            isinstance(c, (list, tuple)) for c in chunks):
+        return None
+    if len(chunks) != len(shape):
+        raise MetadataError(f"chunks {chunks} do not match the {len(shape)} dimensions")
+    result: list[int | tuple[int, ...]] = []
+    for size, entry in zip(shape, chunks, strict=True):
+        lengths = tuple(entry) if isinstance(entry, (list, tuple)) else int(entry)
+        values = lengths if isinstance(lengths, tuple) else (lengths,)
+        if not values or any(not isinstance(n, int) or isinstance(n, bool) or n < 1
+                             for n in values):
+            raise MetadataError(f"chunk lengths must be positive integers, found {entry!r}")
+        if isinstance(lengths, tuple) and sum(lengths) < size:
+            raise MetadataError(f"chunk lengths {lengths} do not cover a dimension of {size}")
+        result.append(lengths)
+    return tuple(result)
 
 
 def array_metadata(*, zarr_format: int, attributes: dict[str, Any] | None = None,
