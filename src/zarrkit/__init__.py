@@ -19,10 +19,13 @@ from zarrkit.api import (
     open_array,
     open_group,
 )
-from zarrkit.codecs.registry import register_codec
+from zarrkit.codecs.registry import register_codec, register_codec_v3
 from zarrkit.config import config
 from zarrkit.convert import convert, migrate_metadata
 from zarrkit.hierarchy import Array, Attributes, Group
+from zarrkit.metadata.chunk_grid import register_chunk_grid
+from zarrkit.metadata.chunk_key_encoding import register_chunk_key_encoding
+from zarrkit.metadata.dtypes_v3 import register_data_type
 from zarrkit.storage import DirectoryStore, MemoryStore, Store
 
 __version__ = "0.1.0"
@@ -46,5 +49,9 @@ __all__ = [
     "open_array",
     "migrate_metadata",
     "open_group",
+    "register_chunk_grid",
+    "register_chunk_key_encoding",
     "register_codec",
+    "register_codec_v3",
+    "register_data_type",
 ]
