@@ -565,3 +565,16 @@ def test_too_many_indices_and_zero_d() -> None:
         check_raises(IndexingError, IndexError, (), lambda: array[0, 0])
         check_raises(IndexingError, IndexError, (), lambda: array.__setitem__((0, 0), 1))
         check_raises(IndexingError, IndexError, (), lambda: scalar[0])
+
+
+def test_pickle_object_codec_is_refused_before_any_unpickling() -> None:
+    import pickle
+
+    store = MemoryStore()
+    zarray = {"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": "|O",
+              "compressor": None, "fill_value": None, "order": "C",
+              "filters": [{"id": "pickle"}]}
+    store.set(".zarray", json.dumps(zarray).encode())
+    store.set("0", pickle.dumps(np.array([object()], dtype=object)))
+    with pytest.raises(zk.errors.UnknownCodecError, match="pickle.*refused"):
+        zk.open_array(store, mode="r")[...]

@@ -37,10 +37,24 @@ def register_codec(codec_class: type[Codec], codec_id: str | None = None) -> Non
     numcodecs.register_codec(codec_class, codec_id)
 
 
+# Decoding a pickle runs code chosen by whoever wrote the store; such data must go through
+# a restricted unpickler made for its convention, never numcodecs' Pickle codec.
+REFUSED_CODEC_IDS = frozenset({"pickle"})
+
+
 def codec_from_config(config: dict[str, Any]) -> Codec:
-    """A numcodecs codec from its v2 JSON configuration ``{"id": ..., ...}``."""
+    """A numcodecs codec from its v2 JSON configuration ``{"id": ..., ...}``.
+
+    >>> codec_from_config({"id": "pickle"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.UnknownCodecError: codec 'pickle' is refused: ...
+    """
     if not isinstance(config, dict) or not isinstance(config.get("id"), str):
         raise MetadataError(f"a codec configuration needs a string 'id', found {config!r}")
+    if config["id"] in REFUSED_CODEC_IDS:
+        raise UnknownCodecError(
+            f"codec {config['id']!r} is refused: decoding it would run code from the store"
+        )
     try:
         return numcodecs.get_codec(dict(config))
     except (ValueError, KeyError) as e:

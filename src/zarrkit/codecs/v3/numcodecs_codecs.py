@@ -23,6 +23,7 @@ import numcodecs
 import numpy as np
 
 from zarrkit.codecs.bounded import decode_bounded
+from zarrkit.codecs.registry import REFUSED_CODEC_IDS
 from zarrkit.codecs.v3.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, Codec
 from zarrkit.codecs.v3.compressors import as_bytes_view
 from zarrkit.codecs.v3.spec import ChunkSpec, native_dtype
@@ -33,7 +34,7 @@ _ARRAY_ARRAY = {
     "delta", "fixedscaleoffset", "astype", "quantize", "bitround", "packbits", "categorize",
 }
 _ARRAY_BYTES = {"pcodec", "zfpy", "json2", "msgpack2", "vlen-array", "vlen-utf8", "vlen-bytes"}
-_REFUSED = {"pickle"}
+_REFUSED = REFUSED_CODEC_IDS
 # Checksums add a fixed number of bytes; shuffle only reorders them.
 _FIXED_GROWTH = {"crc32": 4, "crc32c": 4, "adler32": 4, "fletcher32": 4,
                  "jenkins_lookup3": 4, "shuffle": 0}
