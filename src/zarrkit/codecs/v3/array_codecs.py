@@ -106,7 +106,8 @@ class BytesCodec(ArrayBytesCodec):
         return np.asarray(chunk).tobytes(order="C")
 
     def decode(self, data: bytes | memoryview, *, what: str) -> np.ndarray[Any, Any]:
-        """A writable native-order array (a view of ``data`` when it is writable).
+        """A native-order array: a zero-copy view of ``data`` when no byte swap is needed
+        (read-only when ``data`` is), so reads pay no copy; writers copy if they must.
 
         >>> BytesCodec({}, ChunkSpec((2,), np.dtype("u1"))).decode(b"\\x01", what="c/0")
         Traceback (most recent call last):
@@ -121,8 +122,6 @@ class BytesCodec(ArrayBytesCodec):
         array = readable_array(data, self.stored_dtype)
         if self.swaps:
             array = array.astype(self.spec.dtype)
-        elif not array.flags.writeable:
-            array = array.copy()
         return array.reshape(self.spec.shape)
 
 
