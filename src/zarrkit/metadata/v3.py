@@ -115,7 +115,9 @@ def _normalize_codec(codec: Any) -> dict[str, Any]:
         return {"name": codec}
     if ref.must_understand and not _codec_is_known(ref.name):
         raise UnknownCodecError(f"unknown codec {ref.name!r}")
-    return copy.deepcopy(codec)  # type: ignore[no-any-return]
+    # Shallow: parsed documents are never mutated, and deep copies of 1000 codec lists
+    # dominated opening a large hierarchy.
+    return dict(codec)
 
 
 def _normalize_storage_transformer(transformer: Any) -> dict[str, Any]:
@@ -123,7 +125,7 @@ def _normalize_storage_transformer(transformer: Any) -> dict[str, Any]:
     # zarrkit implements no storage transformer; only ignorable ones can be kept.
     if ref.must_understand:
         raise UnsupportedExtensionError(f"unsupported storage transformer {ref.name!r}")
-    return copy.deepcopy(transformer)  # type: ignore[no-any-return]
+    return dict(transformer)
 
 
 def _int_tuple(value: Any, name: str) -> tuple[int, ...]:
@@ -361,7 +363,7 @@ class ArrayMetadataV3:
                 chunk_key_encoding=chunk_key_encoding,
                 fill_value=fill_value,
                 codecs=tuple(codecs),
-                attributes=copy.deepcopy(_attributes(document.get("attributes", {}))),
+                attributes=dict(_attributes(document.get("attributes", {}))),
                 dimension_names=None if dimension_names is None else tuple(dimension_names),
                 storage_transformers=tuple(transformers),
                 extra=extra,
@@ -496,8 +498,8 @@ class GroupMetadataV3:
             document = _check_header(document, key, "group")
             extra = _extra_fields(document, _GROUP_KEYS)
             return cls(
-                attributes=copy.deepcopy(_attributes(document.get("attributes", {}))),
-                consolidated_metadata=copy.deepcopy(document.get("consolidated_metadata")),
+                attributes=dict(_attributes(document.get("attributes", {}))),
+                consolidated_metadata=document.get("consolidated_metadata"),
                 extra=extra,
             )
         except MetadataError as e:
