@@ -13,13 +13,13 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from zarrkit.codecs.v2 import V2ChunkPipeline
-from zarrkit.concurrency import chunk_lock, parallel_map
+from zarrkit.concurrency import chunk_lock, parallel_batches, parallel_map
 from zarrkit.config import config
 from zarrkit.errors import MetadataError, ReadOnlyError
 from zarrkit.hierarchy.attributes import Attributes
@@ -473,22 +473,22 @@ class Array:
         dtype = self.dtype
         out = np.empty(indexer.shape, dtype=dtype)
         target = out.reshape(-1) if getattr(indexer, "flat_output", False) else out
-        keys = [self._chunk_key(p.chunk_coords) for p in projections]
-        values = self._store.get_many(keys) if keys else []
         fill = self._fill
 
-        def fill_missing(projection: ChunkProjection) -> None:
-            target[projection.out_selection] = fill
+        def read_batch(batch: Sequence[ChunkProjection]) -> list[None]:
+            # Fetch inside the worker: local stores read in parallel, and remote stores
+            # still get one get_many per batch of keys.
+            keys = [self._chunk_key(p.chunk_coords) for p in batch]
+            for projection, key, data in zip(batch, keys, self._store.get_many(keys),
+                                             strict=True):
+                if data is None:
+                    target[projection.out_selection] = fill
+                else:
+                    chunk = self._decode(data, key, projection.chunk_coords)
+                    target[projection.out_selection] = chunk[projection.chunk_selection]
+            return []
 
-        def decode_one(item: tuple[ChunkProjection, bytes | None, str]) -> None:
-            projection, data, key = item
-            if data is None:
-                fill_missing(projection)
-                return
-            chunk = self._decode(data, key, projection.chunk_coords)
-            target[projection.out_selection] = chunk[projection.chunk_selection]
-
-        parallel_map(decode_one, list(zip(projections, values, keys, strict=True)))
+        parallel_batches(read_batch, projections)
         if out.ndim == 0:
             return out[()]
         return out
