@@ -47,6 +47,9 @@ def _get_pool() -> ThreadPoolExecutor:
 # Work is handed to the pool in this many batches per thread: enough to balance uneven
 # chunks, few enough that per-task overhead (a lock and a future each) stays negligible.
 _BATCHES_PER_THREAD = 4
+# Fewer items than this run inline: handing a few small chunks to the pool costs more in
+# lock waits than it saves (seen in the S10 indexing benchmark).
+_MIN_PARALLEL_ITEMS = 4
 
 
 def split_batches(items: Sequence[T], batches: int) -> list[Sequence[T]]:
@@ -74,7 +77,8 @@ def parallel_batches(function: Callable[[Sequence[T]], list[R]], items: Sequence
     >>> parallel_batches(lambda batch: [x * 2 for x in batch], list(range(5)))
     [0, 2, 4, 6, 8]
     """
-    if len(items) <= 1 or config.threads <= 1 or getattr(_in_pool, "active", False):
+    if (len(items) < _MIN_PARALLEL_ITEMS or config.threads <= 1
+            or getattr(_in_pool, "active", False)):
         return function(items)
     runs = split_batches(items, config.threads * _BATCHES_PER_THREAD)
     results: list[R] = []
