@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint clean
+.PHONY: demo test lint clean bench bench-quick
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,14 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests
 	$(VENV)/bin/mypy
+
+# Benchmarks (bench/, spec in BENCHMARKS.md); never part of `make test`.
+# Full mode (~20 min) rewrites docs/benchmarks.md; quick mode (sizes / 16, < 2 min) prints only.
+bench: $(STAMP)
+	$(PY) bench/run.py --out docs/benchmarks.md
+
+bench-quick: $(STAMP)
+	$(PY) bench/run.py --quick
 
 clean:
 	rm -rf $(VENV) example.zarr

@@ -1,0 +1,589 @@
+"""Run zarrkit's benchmark suite (cases S1–S10 of BENCHMARKS.md) against its peers.
+
+    .venv/bin/python bench/run.py                       # full mode, writes docs/benchmarks.md
+    .venv/bin/python bench/run.py --quick               # sizes / 16, prints the tables only
+    .venv/bin/python bench/run.py --cases S1,S5 --repeat 3 --out /tmp/b.md
+
+Protocol: each (case, library) measurement runs in a fresh child process (``worker.py``),
+libraries interleaved and their order rotated between repeats; the report gives the median
+and min–max over the repeats. Read cases read identical bytes, written once by tensorstore
+and checked with every library before any timing; every timed read is checksummed against
+the source data too, and zarrkit's writes are read back with tensorstore.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from common import (
+    DATASET_SOURCES,
+    LIB_LABELS,
+    S10_CHUNKS,
+    S10_SHAPE,
+    THREADS,
+    ArraySpec,
+    Sizes,
+    child_env,
+    dataset_specs,
+    write_specs,
+)
+from report import (
+    METRICS,
+    Context,
+    Samples,
+    limits_table,
+    ratio_text_table,
+    resources_table,
+    results_table,
+)
+
+BENCH_DIR = Path(__file__).resolve().parent
+WORKER = BENCH_DIR / "worker.py"
+
+TASKS = ("S1", "S2", "S3w", "S3r", "S4", "S5", "S6", "S7", "S8", "S9v2", "S9v3", "S10")
+"""Child tasks in run order; a task belongs to the case its name starts with."""
+
+TASK_SOURCES = {"S1": "big", "S2": "big", "S3w": "big", "S3r": "big", "S4": "big",
+                "S5": "s5", "S6": "s6", "S7": "big", "S8": "s8"}
+TASK_DATASETS = {"S2": "s2", "S3r": "s3", "S4": "s4", "S5": "s5", "S6": "s6", "S7": "s7"}
+WRITE_TASKS = {"S1": "big", "S3w": "big", "S5": "s5", "S8": "s8"}
+REFERENCE_WRITER = "tensorstore"
+"""Writes the read datasets: the reference implementation, so zarrkit's reads are checked
+against bytes it did not produce."""
+
+
+def log(message: str) -> None:
+    """Progress on stderr, so stdout carries only the ratio table."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def case_of(task: str) -> str:
+    """The case (S1..S10) a task belongs to."""
+    match = re.match(r"S\d+", task)
+    assert match is not None
+    return match.group()
+
+
+@dataclass
+class Child:
+    """What one child process produced."""
+
+    ok: bool
+    result: dict[str, Any]
+    error: str
+    maxrss_kib: int
+    cpu: float
+    wall: float
+
+
+def run_child(task: dict[str, Any], timeout: float, env: dict[str, str] | None = None
+              ) -> Child:
+    """Run ``worker.py`` on ``task`` in a fresh process; its resource usage comes from
+    ``wait4``, so it covers exactly that child."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, str(WORKER), json.dumps(task)],
+                                stdout=out, stderr=err, env=env or child_env(),
+                                cwd=BENCH_DIR, start_new_session=True)
+        killed = threading.Event()
+
+        def kill() -> None:
+            killed.set()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - t0
+        # wait4 reaped the child; tell Popen so it does not try again.
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode(errors="replace")
+        stderr = err.read().decode(errors="replace")
+    result: dict[str, Any] = {}
+    for line in stdout.splitlines():
+        if line.startswith("RESULT "):
+            result = json.loads(line[len("RESULT "):])
+    ok = proc.returncode == 0 and "RESULT " in stdout
+    error = ""
+    if killed.is_set():
+        error = f"timed out after {timeout:.0f} s"
+    elif not ok:
+        tail = [line for line in stderr.strip().splitlines() if line.strip()]
+        error = (tail[-1] if tail else f"exit code {proc.returncode}")[:300]
+    return Child(ok, result, error, int(usage.ru_maxrss),
+                 usage.ru_utime + usage.ru_stime, wall)
+
+
+class Suite:
+    """One run of the suite: its data directory, its results and its notes."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.sizes = Sizes(16 if args.quick else 1)
+        base = os.environ.get("TMPDIR") or "/tmp"
+        self.root = Path(tempfile.mkdtemp(prefix="zarrkit-bench-", dir=base))
+        self.timeout = args.timeout or (240.0 if args.quick else 900.0)
+        self.tasks = [t for t in TASKS if case_of(t) in args.cases]
+        self.results: dict[str, dict[str, Samples]] = {}
+        self.notes: list[str] = []
+        self.verification: list[str] = []
+        self.source_crc: dict[str, int] = {}
+        self.limits: dict[str, Any] = {}
+        self.info: dict[str, Any] = {}
+        self.libs: list[str] = []
+        self.bad_datasets: dict[str, set[str]] = {}
+        self.expected: dict[str, dict[str, int]] = {}
+
+    # --- set-up --------------------------------------------------------------------------
+    def base_task(self, **fields: Any) -> dict[str, Any]:
+        """Fields every child task carries."""
+        return {"root": str(self.root), "scale": self.sizes.scale, **fields}
+
+    def detect(self) -> None:
+        """Library versions, and whether zarr-python has the fused pipeline."""
+        child = run_child({"task": "info"}, 120)
+        if not child.ok:
+            raise SystemExit(f"cannot import the libraries: {child.error}")
+        self.info = child.result
+        self.libs = ["zarrkit", "zarr"]
+        if self.info["fused"]:
+            self.libs.append("zarr-fused")
+        self.libs.append("tensorstore")
+
+    def generate(self) -> None:
+        """The raw source data the tasks need, one plane at a time (in a child, so this
+        process stays small: a child's ``ru_maxrss`` starts from its parent's at fork)."""
+        needed = sorted({TASK_SOURCES[t] for t in self.tasks if t in TASK_SOURCES} | {"big"})
+        t0 = time.perf_counter()
+        child = run_child(self.base_task(task="generate", sources=needed), self.timeout)
+        if not child.ok:
+            raise SystemExit(f"cannot generate the data: {child.error}")
+        self.source_crc = child.result["crc"]
+        log(f"sources {', '.join(needed)}: {time.perf_counter() - t0:.1f} s")
+
+    def prepare(self) -> None:
+        """Write the read datasets once and check every library reads the same values."""
+        datasets = sorted({TASK_DATASETS[t] for t in self.tasks if t in TASK_DATASETS}
+                          | {"s2", "s4"})  # the file-read limits need s2 and s4
+        specs = dataset_specs(self.sizes)
+        t0 = time.perf_counter()
+        child = run_child(self.base_task(task="prepare", lib=REFERENCE_WRITER,
+                                         datasets=datasets), self.timeout)
+        if not child.ok:
+            raise SystemExit(f"{REFERENCE_WRITER} could not write the datasets: {child.error}")
+        log(f"datasets {', '.join(datasets)} written by {REFERENCE_WRITER}: "
+            f"{time.perf_counter() - t0:.1f} s")
+        paths = {d: str(self.root / "datasets" / d) for d in datasets}
+        arrays = [(paths[d], specs[d].to_json()) for d in datasets]
+        for lib in self.libs:
+            t0 = time.perf_counter()
+            child = run_child({"task": "verify", "lib": lib, "arrays": arrays}, self.timeout)
+            for dataset in datasets:
+                expected = self.source_crc[DATASET_SOURCES[dataset]]
+                got = child.result.get("crc", {}).get(paths[dataset]) if child.ok else None
+                if not child.ok:
+                    status = f"error: {child.error}"
+                elif isinstance(got, str):
+                    status = f"error: {got}"
+                elif got != expected:
+                    status = "**MISMATCH** (different values)"
+                else:
+                    status = "same values"
+                if status != "same values":
+                    self.bad_datasets.setdefault(dataset, set()).add(lib)
+                    self.notes.append(f"Dataset {dataset}: {LIB_LABELS[lib]} read back: "
+                                      f"{status}; its timings on it are left out.")
+                self.verification.append(f"| {dataset} | {_describe(specs[dataset])} | "
+                                         f"{LIB_LABELS[lib]} | {status} |")
+            log(f"  verify with {lib}: {time.perf_counter() - t0:.1f} s")
+        if any(t.startswith("S9") for t in self.tasks):
+            t0 = time.perf_counter()
+            child = run_child(self.base_task(task="prepare", lib="zarr",
+                                             datasets=["hierarchies"]), self.timeout)
+            if not child.ok:
+                raise SystemExit(f"zarr-python could not write the hierarchies: {child.error}")
+            log(f"hierarchies written by zarr-python: {time.perf_counter() - t0:.1f} s")
+        child = run_child(self.base_task(task="expected", tasks=self.tasks,
+                                         source_crc=self.source_crc), self.timeout)
+        if not child.ok:
+            raise SystemExit(f"cannot compute the expected values: {child.error}")
+        self.expected = child.result["checks"]
+
+    def measure_limits(self) -> None:
+        """memcpy, file reads and the codec on 2 threads, in a child like the cases."""
+        os.sync()  # the datasets just written must not be flushed during the measurement
+        t0 = time.perf_counter()
+        child = run_child(self.base_task(task="limits", repeat=5), self.timeout)
+        if child.ok:
+            self.limits = child.result
+        else:
+            self.notes.append(f"The physical limits could not be measured: {child.error}")
+        log(f"limits: {time.perf_counter() - t0:.1f} s")
+
+    # --- measurements ----------------------------------------------------------------------
+    def samples(self, task: str, key: str, lib: str) -> Samples:
+        """The samples of one row and library, created on first use."""
+        return self.results.setdefault(f"{task}:{key}", {}).setdefault(lib, Samples())
+
+    def record(self, task: str, lib: str, child: Child, expected: dict[str, int]) -> None:
+        """Fold one child's result into the samples."""
+        keys = [m.key for m in METRICS if m.task == task]
+        if not child.ok:
+            for key in keys:
+                self.samples(task, key, lib).error = child.error
+            return
+        result = child.result
+        for key, values in result["metrics"].items():
+            samples = self.samples(task, key, lib)
+            samples.values.append(values["value"])
+            samples.walls.append(values["wall"])
+            samples.cpus.append(values["cpu"])
+            samples.rss_kib.append(child.maxrss_kib)
+            got = result["checks"].get(key)
+            if key in expected and got is not None and got != expected[key]:
+                samples.wrong = "checksum differs from the source data"
+        if task == "S8":
+            samples = self.samples(task, "rss", lib)
+            samples.values.append((child.maxrss_kib - result["rss_baseline_kib"]) / 1024)
+
+    def verify_write(self, task: str, lib: str, out: Path) -> None:
+        """Read a write case's output back with tensorstore (or zarr-python for S9)."""
+        if task.startswith("S9"):
+            check = {"task": "verify_hierarchy", "lib": "zarr", "path": str(out),
+                     "zarr_format": int(task[-1]), "count": self.sizes.n_arrays}
+            child = run_child(check, self.timeout)
+            n = self.sizes.n_arrays
+            ok = child.ok and child.result.get("seen") == [n, n * (n - 1) // 2]
+        else:
+            spec = write_specs(self.sizes)[task]
+            child = run_child({"task": "verify", "lib": REFERENCE_WRITER,
+                               "arrays": [(str(out), spec.to_json())]}, self.timeout)
+            got = child.result.get("crc", {}).get(str(out)) if child.ok else None
+            ok = got == self.source_crc[WRITE_TASKS[task]]
+            if not ok and isinstance(got, str):
+                child.error = got
+        if not ok:
+            reader = "zarr-python" if task.startswith("S9") else REFERENCE_WRITER
+            problem = child.error or "different values"
+            for key in ("create",) if task.startswith("S9") else (
+                    m.key for m in METRICS if m.task == task and m.key != "rss"):
+                self.samples(task, key, lib).wrong = f"{reader} reads back: {problem}"
+            self.notes.append(f"{task}: {LIB_LABELS[lib]}'s output, read back with {reader}: "
+                              f"{problem}.")
+        log(f"  {task} {lib} output read back: {'ok' if ok else 'FAILED'}")
+
+    def measure(self) -> None:
+        """Every task, repeated, with the libraries interleaved and rotated."""
+        out_root = self.root / "out"
+        for task in self.tasks:
+            expected = self.expected.get(task, {})
+            dataset = TASK_DATASETS.get(task)
+            failed: set[str] = set()
+            for repeat in range(self.args.repeat):
+                shift = repeat % len(self.libs)
+                for lib in self.libs[shift:] + self.libs[:shift]:
+                    if lib in failed:
+                        continue
+                    if dataset and lib in self.bad_datasets.get(dataset, set()):
+                        # It could not read the dataset right: its timing means nothing.
+                        failed.add(lib)
+                        for metric in METRICS:
+                            if metric.task == task:
+                                self.samples(task, metric.key, lib).error = (
+                                    f"not timed: could not read dataset {dataset} back")
+                        continue
+                    out = out_root / f"{task}-{lib}-{repeat}"
+                    # Flush earlier writes now, so their writeback does not land in this
+                    # child's timed region; the page cache stays warm.
+                    os.sync()
+                    child = run_child(self.base_task(task="measure", case=task, lib=lib,
+                                                     out=str(out)), self.timeout)
+                    self.record(task, lib, child, expected)
+                    summary = ", ".join(f"{k}={v['value']:.4g}" for k, v in
+                                        child.result.get("metrics", {}).items())
+                    log(f"{task} {lib} #{repeat}: {summary or child.error} "
+                        f"({child.wall:.1f} s, rss {child.maxrss_kib / 1024:.0f} MiB)")
+                    if not child.ok:
+                        failed.add(lib)
+                        self.notes.append(f"{task}: {LIB_LABELS[lib]} failed: {child.error}")
+                    elif lib == "zarrkit" and repeat == 0 and (
+                            task in WRITE_TASKS or task.startswith("S9")):
+                        self.verify_write(task, lib, out)
+                    shutil.rmtree(out, ignore_errors=True)
+
+    def profile(self, directory: Path) -> None:
+        """cProfile of one zarrkit child per task, twice: with the measured thread count
+        (time spent in the pool shows as lock waits in the main thread, since cProfile
+        sees one thread) and with one thread, where all the work is in the profile."""
+        directory.mkdir(parents=True, exist_ok=True)
+        for threads in (THREADS, 1):
+            env = child_env()
+            env["ZARRKIT_THREADS"] = str(threads)
+            for task in self.tasks:
+                out = self.root / "out" / f"profile-{task}"
+                target = directory / f"{task}-{threads}thread.txt"
+                os.sync()
+                child = run_child(self.base_task(task="measure", case=task, lib="zarrkit",
+                                                 out=str(out), profile=str(target)),
+                                  self.timeout, env=env)
+                shutil.rmtree(out, ignore_errors=True)
+                log(f"profile {task}, {threads} thread(s): "
+                    f"{target if child.ok else child.error}")
+
+    def cleanup(self) -> None:
+        """Remove the data directory unless asked to keep it."""
+        if self.args.keep:
+            log(f"data kept in {self.root}")
+        else:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _describe(spec: ArraySpec) -> str:
+    """One line naming a dataset's format, shape, layout and codec."""
+    shape = "x".join(map(str, spec.shape))
+    layout = "x".join(map(str, spec.chunks))
+    if spec.shards:
+        layout = "x".join(map(str, spec.shards)) + " shards of " + layout
+    return f"v{spec.zarr_format} {shape} {spec.dtype}, {layout} chunks, {spec.codec}"
+
+
+def _cpu_model() -> str:
+    """The CPU model name, from /proc/cpuinfo."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _memory() -> str:
+    """Total memory, from /proc/meminfo."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                return f"{int(line.split()[1]) / 2**20:.1f} GiB"
+    except OSError:
+        pass
+    return "unknown"
+
+
+def render(suite: Suite, command: str, elapsed: float) -> tuple[str, str]:
+    """The markdown report and the stdout ratio table."""
+    sizes = suite.sizes
+    s8_spec = write_specs(sizes)["S8"]
+    shard_bytes = math.prod(s8_spec.shards or s8_spec.chunks) * 2
+    ctx = Context(suite.results, suite.limits, sizes, shard_bytes, s8_spec.nbytes)
+    versions = suite.info.get("versions", {})
+    zarr_version = versions.get("zarr", "?")
+    fused_note = f"n/a (not in zarr {zarr_version})"
+    mode = "quick (sizes / 16)" if sizes.scale != 1 else "full"
+    lines = [
+        "# zarrkit benchmarks",
+        "",
+        "Generated by `bench/run.py` (the suite of `BENCHMARKS.md`); do not edit by hand.",
+        "",
+        f"- Command: `{command}`",
+        f"- Mode: {mode}; {suite.args.repeat} repeats per (case, library), each in a fresh "
+        f"process; total run time {elapsed / 60:.1f} min.",
+        f"- Date: {time.strftime('%Y-%m-%d %H:%M %Z')}",
+        "",
+        "## Machine",
+        "",
+        f"- CPU: {_cpu_model()}, {os.cpu_count()} logical CPUs; memory {_memory()}",
+        f"- OS: {suite.info.get('platform', platform.platform())}",
+        f"- Python {suite.info.get('python', platform.python_version())}; "
+        + ", ".join(f"{name} {v}" for name, v in versions.items()),
+        f"- zarr-python `FusedCodecPipeline`: "
+        f"{'present, measured' if suite.info.get('fused') else fused_note}",
+        "",
+        "## How to read",
+        "",
+        "- Each cell: median over the repeats, (min–max), then the median peak RSS of the "
+        "whole child process (`ru_maxrss` from `wait4`: imports, source data and output "
+        "included).",
+        "- **zarrkit ratio** is against the fastest peer of the same row: peer time / "
+        "zarrkit time, or zarrkit rate / peer rate. **> 1 means zarrkit is faster** "
+        "(for the RSS row: lighter).",
+        "- GB/s are 10^9 bytes of uncompressed array data per second. The machine is "
+        "shared and noisy: compare ratios, not absolutes.",
+        "- The timed region opens (or creates) the array and does the operation; imports "
+        "and loading the source data are outside it.",
+        f"- Every library gets {THREADS} threads: `ZARRKIT_THREADS={THREADS}`; zarr-python "
+        f"`threading.max_workers={THREADS}` (its executor, where codecs and file I/O run) "
+        "with `async.concurrency=10` (its default: in-flight chunk coroutines, not "
+        f"threads); tensorstore `data_copy_concurrency` and `file_io_concurrency` limits "
+        f"{THREADS}, cache pool 0 (its default); Blosc's own thread count "
+        f"{THREADS}. `write_empty_chunks` is on everywhere.",
+        "",
+        "## Results",
+        "",
+        *results_table(ctx, suite.libs, fused_note),
+        "",
+        "## Physical limits (same run)",
+        "",
+        *limits_table(suite.limits, math.prod(sizes.big) * 2),
+        "",
+        "## Wall and CPU time of the timed regions (medians, seconds)",
+        "",
+        "CPU time is `getrusage(RUSAGE_SELF)` of the child over the timed region, all threads; "
+        "CPU / wall near 2 means both cores were busy.",
+        "",
+        *resources_table(ctx, suite.libs),
+        "",
+        "## Data and verification",
+        "",
+        "Data is image-like uint16: a smooth field (sums of sines) plus Gaussian noise "
+        "(sigma 4), seeded per plane, generated one plane at a time into raw files. "
+        f"The read datasets were written once by {LIB_LABELS[REFERENCE_WRITER]} and read back "
+        "whole by every library (crc32c against the source) before any timing; every timed "
+        "read is checksummed against the source too, and zarrkit's writes (first repeat) are "
+        "read back by tensorstore (S9: zarr-python).",
+        "",
+        "| dataset | layout | library | read back |",
+        "|---|---|---|---|",
+        *suite.verification,
+        "",
+        "## Notes",
+        "",
+        *[f"- {note}" for note in _standard_notes(suite) + suite.notes],
+        "",
+    ]
+    return "\n".join(lines), ratio_text_table(ctx)
+
+
+def _standard_notes(suite: Suite) -> list[str]:
+    """Notes every report carries: sizes and the choices made for each case."""
+    sizes = suite.sizes
+    specs = write_specs(sizes)
+    return [
+        "Noise: the machine is a 2-vCPU VM shared with other work. 'cores busy' in the "
+        "limits table and CPU / wall in the timing table show when the second core was not "
+        "really available (CPU / wall near 1 for a 2-thread job); the median of the repeats "
+        "damps this but does not remove it. Fresh memory is also costly here: the first "
+        "touch of pages the VM has not used yet runs well below memcpy speed, which every "
+        "read into a new array pays (see 'memcpy + page faults').",
+        f"Sizes: S1–S4 and S7 {'x'.join(map(str, sizes.big))} uint16; S5 "
+        f"{'x'.join(map(str, sizes.s5))}; S6 {'x'.join(map(str, sizes.s6))}; S8 "
+        f"{'x'.join(map(str, sizes.s8))} with shards {specs['S8'].shards}; "
+        f"{sizes.n_reads} random reads in S6/S7; {sizes.n_arrays} arrays in S9.",
+        "S4 'one chunk': no library has a memory-mapped chunk read for a directory store "
+        "(zarrkit maps members of read-only ZIP stores only, `ZipStore.mmap_member`), so all "
+        "three time a plain read of one whole chunk (16 distinct chunks, one call each, "
+        "time per chunk).",
+        "S5 uses the v3 `zstd` codec (level 3, no checksum) on 64x64 chunks.",
+        "S6 'batched' is one `vindex` call per library with (n, 16, 16, 16) coordinate "
+        "arrays selecting all boxes (tensorstore: `.vindex[...].read()`).",
+        "S7 inner-chunk reads are chunk-aligned 32^3 reads of random inner chunks, one call "
+        "each.",
+        "S8 RSS row: peak RSS of the child minus its peak RSS before loading the source "
+        "(imports only); the budget is the source data plus two shards.",
+        "S9: the hierarchies opened were created by zarr-python and consolidated with "
+        "`zarr.consolidate_metadata`; each library's 'create' writes a new one. 'Load every "
+        "array's metadata' = open each member array and read its shape, dtype and "
+        "attributes. tensorstore has no groups: it opens the known member paths, all "
+        "concurrently, and is compared with zarrkit's consolidated open too.",
+        f"S10: chunks {S10_CHUNKS} (zarr-python 3.1's automatic chunks for "
+        f"{'x'.join(map(str, S10_SHAPE))} float64), no compressor, each library's in-memory "
+        "store; each call is repeated for a fixed time budget per process. `a[::7]` copies "
+        "2.8 MB, so its 50 µs floor is out of reach for anything (see numpy's time in the "
+        "limits).",
+    ]
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="sizes divided by 16, for development (under 2 minutes)")
+    parser.add_argument("--cases", default="",
+                        help="comma-separated case ids to run, e.g. S1,S5 (default: all)")
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="processes per (case, library); default 5 (3 with --quick)")
+    parser.add_argument("--out", default=None,
+                        help="markdown report to write (default: docs/benchmarks.md in full "
+                             "mode, none with --quick)")
+    parser.add_argument("--json", default=None, help="also dump the raw samples here")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds per child process (default 900, 240 with --quick)")
+    parser.add_argument("--profile", default=None,
+                        help="directory for cProfile reports of one zarrkit child per case")
+    parser.add_argument("--keep", action="store_true", help="keep the data directory")
+    args = parser.parse_args(argv)
+    all_cases = sorted({case_of(t) for t in TASKS}, key=lambda c: int(c[1:]))
+    args.cases = [c.strip().upper() for c in args.cases.split(",") if c.strip()] or all_cases
+    unknown = set(args.cases) - set(all_cases)
+    if unknown:
+        parser.error(f"unknown cases {sorted(unknown)}; choose from {all_cases}")
+    if args.repeat is None:
+        args.repeat = 3 if args.quick else 5
+    if args.out is None and not args.quick:
+        args.out = "docs/benchmarks.md"
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the suite and write the report."""
+    args = parse_args(argv)
+    executable = os.path.relpath(sys.executable)
+    if executable.startswith(".."):
+        executable = sys.executable
+    command = " ".join(shlex.quote(a) for a in [
+        executable, "bench/run.py", *(sys.argv[1:] if argv is None else argv)])
+    t0 = time.perf_counter()
+    suite = Suite(args)
+    log(f"data in {suite.root}; cases {','.join(args.cases)}; repeat {args.repeat}")
+    try:
+        suite.detect()
+        suite.generate()
+        suite.prepare()
+        suite.measure_limits()
+        suite.measure()
+        if args.profile:
+            suite.profile(Path(args.profile))
+    finally:
+        suite.cleanup()
+    elapsed = time.perf_counter() - t0
+    markdown, table = render(suite, command, elapsed)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(markdown)
+        log(f"wrote {out}")
+    if args.json:
+        raw = {row: {lib: vars(s) for lib, s in by_lib.items()}
+               for row, by_lib in suite.results.items()}
+        Path(args.json).write_text(json.dumps({"results": raw, "limits": suite.limits,
+                                               "info": suite.info}, indent=1))
+    print(table)
+    print(f"\ntotal {elapsed / 60:.1f} min ({elapsed:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
