@@ -42,6 +42,9 @@ from zarrkit.metadata.v2 import ZATTRS
 from zarrkit.paths import join_path, key_prefix
 from zarrkit.storage.base import Store
 
+# Reads of uncompressed chunks producing less than this run in the calling thread.
+_INLINE_RAW_BYTES = 1 << 20
+
 
 def _grid_chunks(metadata: Any) -> tuple[Any, ...]:
     """The storage grid in the indexing package's terms: per dimension a chunk length, or
@@ -488,7 +491,10 @@ class Array:
                     target[projection.out_selection] = chunk[projection.chunk_selection]
             return []
 
-        parallel_batches(read_batch, projections)
+        if self._pipeline.is_raw and out.nbytes < _INLINE_RAW_BYTES:
+            read_batch(projections)  # a few copies: cheaper than waking the pool
+        else:
+            parallel_batches(read_batch, projections)
         if out.ndim == 0:
             return out[()]
         return out
