@@ -138,7 +138,7 @@ def write_sharded(array: Array, factory: IndexerFactory, selection: Any, value: 
             counts.append(max(0, last - first))
         return math.prod(counts)
 
-    def new_inner(local: tuple[int, ...], shard_coords: tuple[int, ...]) -> np.ndarray[Any, Any]:
+    def new_inner() -> np.ndarray[Any, Any]:
         return np.full(inner_shape, fill, dtype=array.dtype)
 
     def encode_inner(chunk: np.ndarray[Any, Any]) -> bytes | None:
@@ -168,7 +168,7 @@ def write_sharded(array: Array, factory: IndexerFactory, selection: Any, value: 
             for local, projection in members:
                 part = source if is_scalar else source[projection.out_selection]
                 if projection.is_complete:
-                    chunk = new_inner(local, shard_coords)
+                    chunk = new_inner()
                 elif local in encoded:
                     what = (f"array {array.name!r} shard {key!r} inner chunk "
                             f"{projection.chunk_coords}")
@@ -176,7 +176,7 @@ def write_sharded(array: Array, factory: IndexerFactory, selection: Any, value: 
                     if not chunk.flags.writeable:
                         chunk = chunk.copy()
                 else:
-                    chunk = new_inner(local, shard_coords)
+                    chunk = new_inner()
                 chunk[projection.chunk_selection] = part
                 data = encode_inner(chunk)
                 if data is None:
