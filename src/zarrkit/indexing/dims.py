@@ -82,6 +82,31 @@ def _rectilinear_integer_pieces(index: int, dim_len: int, chunk_len: AnyChunkDim
     return [(chunk_index, index - chunk_start, None, extent == 1)]
 
 
+def _slice_piece(
+    chunk_index: int, chunk_start: int, extent: int, first_in_chunk: int, last_in_chunk: int,
+    count: int, start: int, step: int,
+) -> tuple[int, slice, slice, bool]:
+    """One chunk's share of a stepped slice: output slices run forwards, chunk slices
+    follow the step's direction (shared by regular and rectilinear dimensions)."""
+    stride = abs(step)
+    chunk_step = None if step == 1 else step
+    if step > 0:
+        chunk_selection = slice(
+            first_in_chunk - chunk_start, last_in_chunk - chunk_start + 1, chunk_step
+        )
+        out_start = (first_in_chunk - start) // step
+    else:
+        # A stop of -1 would mean "the last element", so running off the front of the
+        # chunk has to be spelled None.
+        stop = first_in_chunk - chunk_start - 1
+        chunk_selection = slice(
+            last_in_chunk - chunk_start, stop if stop >= 0 else None, chunk_step
+        )
+        out_start = (start - last_in_chunk) // stride
+    return (chunk_index, chunk_selection, slice(out_start, out_start + count),
+            count == extent and (step > 0 or count == 1))
+
+
 def slice_pieces(
     start: int, step: int, length: int, dim_len: int, chunk_len: AnyChunkDim
 ) -> list[DimPiece]:
@@ -102,7 +127,6 @@ def slice_pieces(
     last = start + (length - 1) * step
     stride = abs(step)
     low, high = (start, last) if step > 0 else (last, start)
-    chunk_step = None if step == 1 else step
     pieces: list[DimPiece] = []
     if stride >= chunk_len:
         # No chunk holds two selected elements, so walking elements is walking touched
@@ -129,27 +153,8 @@ def slice_pieces(
             first_in_chunk = low + -(-(chunk_start - low) // stride) * stride
         last_in_chunk = low + ((min(chunk_start + extent - 1, high) - low) // stride) * stride
         count = (last_in_chunk - first_in_chunk) // stride + 1
-        if step > 0:
-            chunk_selection = slice(
-                first_in_chunk - chunk_start, last_in_chunk - chunk_start + 1, chunk_step
-            )
-            out_start = (first_in_chunk - start) // step
-        else:
-            # A stop of -1 would mean "the last element", so running off the front of
-            # the chunk has to be spelled None.
-            stop = first_in_chunk - chunk_start - 1
-            chunk_selection = slice(
-                last_in_chunk - chunk_start, stop if stop >= 0 else None, chunk_step
-            )
-            out_start = (start - last_in_chunk) // stride
-        pieces.append(
-            (
-                chunk_index,
-                chunk_selection,
-                slice(out_start, out_start + count),
-                count == extent and (step > 0 or count == 1),
-            )
-        )
+        pieces.append(_slice_piece(chunk_index, chunk_start, extent, first_in_chunk,
+                                   last_in_chunk, count, start, step))
     return pieces
 
 
@@ -198,7 +203,6 @@ def _rectilinear_slice_pieces(
             )
     chunk_starts = bounds[chunk_ids]
     extents = np.minimum(bounds[chunk_ids + 1], dim_len) - chunk_starts
-    chunk_step = None if step == 1 else step
     pieces: list[DimPiece] = []
     for chunk_index, chunk_start, extent, first_in_chunk, last_in_chunk, count in zip(
         chunk_ids.tolist(),
@@ -209,26 +213,8 @@ def _rectilinear_slice_pieces(
         counts.tolist(),
         strict=True,
     ):
-        # As in the regular case: output slices run forwards, chunk slices follow step.
-        if step > 0:
-            chunk_selection = slice(
-                first_in_chunk - chunk_start, last_in_chunk - chunk_start + 1, chunk_step
-            )
-            out_start = (first_in_chunk - start) // step
-        else:
-            stop = first_in_chunk - chunk_start - 1
-            chunk_selection = slice(
-                last_in_chunk - chunk_start, stop if stop >= 0 else None, chunk_step
-            )
-            out_start = (start - last_in_chunk) // stride
-        pieces.append(
-            (
-                chunk_index,
-                chunk_selection,
-                slice(out_start, out_start + count),
-                count == extent and (step > 0 or count == 1),
-            )
-        )
+        pieces.append(_slice_piece(chunk_index, chunk_start, extent, first_in_chunk,
+                                   last_in_chunk, count, start, step))
     return pieces
 
 
