@@ -9,9 +9,12 @@ import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import zarrkit.storage.zip as zipmod
 from zarrkit.errors import InvalidKeyError, ReadOnlyError
@@ -582,7 +585,7 @@ class TestZipMmap:
 
     def test_returns_exact_read_only_bytes(self, archive: Path) -> None:
         with ZipStore(archive) as store:
-            view = store.mmap_member("a")
+            view = store.map_value("a")
             assert view is not None
             assert view.readonly
             assert bytes(view) == np.arange(1000, dtype="<i4").tobytes()
@@ -591,24 +594,24 @@ class TestZipMmap:
             array = np.frombuffer(view, dtype="<i4")
             assert not array.flags.writeable
             assert array[999] == 999
-            assert bytes(store.mmap_member("b/c") or b"?") == b"odd length!"
-            empty = store.mmap_member("empty")
+            assert bytes(store.map_value("b/c") or b"?") == b"odd length!"
+            empty = store.map_value("empty")
             assert empty is not None and bytes(empty) == b""
-            assert store.mmap_member("missing") is None
+            assert store.map_value("missing") is None
 
     def test_view_outlives_close(self, archive: Path) -> None:
         store = ZipStore(archive)
-        view = store.mmap_member("b/c")
+        view = store.map_value("b/c")
         store.close()
         assert view is not None and bytes(view) == b"odd length!"
 
     def test_compressed_member_and_writable_store_refused(self, archive: Path) -> None:
         with ZipStore(archive) as store:
             with pytest.raises(ValueError, match="compressed"):
-                store.mmap_member("deflated")
+                store.map_value("deflated")
             assert store.get("deflated") == b"z" * 1000
         with ZipStore(archive, mode="a") as store, pytest.raises(ValueError, match="read-only"):
-            store.mmap_member("a")
+            store.map_value("a")
 
 
 # --- interoperability with zarr-python ---------------------------------------------------------
@@ -654,3 +657,19 @@ def test_zarr_python_reads_our_zip64(zpath: Path, monkeypatch: pytest.MonkeyPatc
         assert group.attrs["x"] == "y" * 100
     finally:
         zs.close()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab./\\:\x00-_é", max_size=8))
+def test_key_fast_path_agrees_with_the_detailed_checks(key: str) -> None:
+    """validate_key's one-regex fast path accepts exactly what the rule-by-rule checks do."""
+    from zarrkit.storage.keys import check_key_in_detail, validate_key
+
+    def outcome(check: Any) -> bool:
+        try:
+            check(key)
+        except InvalidKeyError:
+            return False
+        return True
+
+    assert outcome(validate_key) == outcome(check_key_in_detail)

@@ -130,6 +130,15 @@ class BoundsCheckError(IndexingError):
     """
 
 
+class OutputArrayError(ZarrkitError, ValueError):
+    """An ``out=`` array cannot receive the selection (wrong shape, dtype or layout, or
+    read-only).
+
+    >>> issubclass(OutputArrayError, ValueError)
+    True
+    """
+
+
 class UnsupportedOperationError(ZarrkitError, NotImplementedError):
     """A store cannot perform the operation (deleting from an append-only ZIP).
 

@@ -19,10 +19,12 @@ import bz2
 import lzma
 import re
 import struct
+import threading
 import zlib
 from typing import Any
 
 import numpy as np
+import zstandard
 
 from zarrkit.errors import ChunkDecodeError
 
@@ -53,6 +55,18 @@ def zstd_content_size(data: bytes | memoryview) -> int | None:
         return None
     raw = int.from_bytes(view[offset:offset + size_bytes], "little")
     return raw + 256 if size_bytes == 2 else raw
+
+
+_zstd_state = threading.local()
+
+
+def _zstd_decompressor() -> zstandard.ZstdDecompressor:
+    """This thread's zstd decompression context. numcodecs makes a new context for every
+    call, which costs as much as decoding a small chunk; a context serves one thread."""
+    decompressor = getattr(_zstd_state, "decompressor", None)
+    if decompressor is None:
+        decompressor = _zstd_state.decompressor = zstandard.ZstdDecompressor()
+    return decompressor
 
 
 def _stream_decode(decompressor: Any, data: Any, limit: int, what: str) -> bytes:
@@ -107,6 +121,10 @@ def decode_bounded(
     """
     codec_id = getattr(codec, "codec_id", None)
     try:
+        if codec_id == "zstd" and limit is None:
+            declared = zstd_content_size(data)
+            if declared:
+                return _zstd_decompressor().decompress(data)
         if limit is not None:
             if codec_id == "blosc" and len(data) >= 16:
                 nbytes, _, cbytes = struct.unpack_from("<III", memoryview(data), 4)
@@ -125,6 +143,7 @@ def decode_bounded(
                     return _zstd_undeclared(codec, data, limit, exact, what)
                 if declared == 0:  # numcodecs refuses frames of empty content
                     return b""
+                return _zstd_decompressor().decompress(data)
             elif codec_id == "lz4" and len(data) >= 4:
                 if struct.unpack_from("<i", memoryview(data), 0)[0] > limit:
                     raise _too_big(what, limit)
@@ -146,3 +165,32 @@ def decode_bounded(
     if limit is not None and memoryview(decoded).nbytes > limit:
         raise _too_big(what, limit)
     return decoded
+
+
+def decode_bounded_into(codec: Any, data: Any, out: Any, *, what: str) -> bool:
+    """Decode ``data`` straight into ``out`` (a writable contiguous buffer of exactly the
+    decoded size) when the codec can do that without a temporary; return False, having
+    written nothing, when it cannot (the caller then uses :func:`decode_bounded`).
+
+    >>> import numcodecs, numpy as np
+    >>> blosc = numcodecs.Blosc()
+    >>> out = np.empty(4, "u2")
+    >>> decode_bounded_into(blosc, blosc.encode(np.arange(4, dtype="u2")), out, what="c/0")
+    True
+    >>> out
+    array([0, 1, 2, 3], dtype=uint16)
+    """
+    if getattr(codec, "codec_id", None) != "blosc" or len(data) < 16:
+        return False
+    nbytes, _, cbytes = struct.unpack_from("<III", memoryview(data), 4)
+    target = memoryview(out).cast("B")
+    if nbytes != target.nbytes:
+        raise ChunkDecodeError(
+            f"{what}: blosc header says {nbytes} bytes, expected {target.nbytes}")
+    if cbytes > len(data):
+        raise ChunkDecodeError(f"{what}: blosc header says {cbytes} bytes, found {len(data)}")
+    try:
+        codec.decode(data, out=target)
+    except Exception as e:  # any codec failure on stored bytes is a corrupt chunk
+        raise ChunkDecodeError(f"{what}: cannot decode with blosc: {e}") from e
+    return True

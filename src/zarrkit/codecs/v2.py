@@ -20,7 +20,7 @@ import numpy as np
 from numcodecs.abc import Codec
 from numcodecs.compat import ensure_ndarray_like
 
-from zarrkit.codecs.bounded import decode_bounded
+from zarrkit.codecs.bounded import decode_bounded, decode_bounded_into
 from zarrkit.codecs.registry import codec_from_config
 from zarrkit.errors import ChunkDecodeError
 
@@ -73,6 +73,41 @@ class V2ChunkPipeline:
     def is_raw(self) -> bool:
         """True when stored bytes are the chunk's bytes unchanged (no codecs, not object)."""
         return not self.filters and self.compressor is None and self.dtype.kind != "O"
+
+    @property
+    def decodes_into(self) -> bool:
+        """True when :meth:`decode_into` writes a chunk without a chunk-sized temporary
+        (no filters, fixed-size items), given an ``out`` contiguous in :attr:`order`."""
+        return not self.filters and self.dtype.kind != "O"
+
+    def decode_into(self, data: bytes | memoryview, out: np.ndarray[Any, Any], *, what: str
+                    ) -> None:
+        """Decode a chunk into ``out``, a writable array of the chunk's shape and dtype.
+
+        >>> p = V2ChunkPipeline.build(np.dtype("<i2"), (2, 2), "F", {"id": "blosc"}, None)
+        >>> out = np.empty((2, 2), "<i2", order="F")
+        >>> p.decode_into(p.encode(np.array([[1, 2], [3, 4]], "<i2")), out, what="0.0"); out
+        array([[1, 2],
+               [3, 4]], dtype=int16)
+        """
+        contiguous = out.flags.f_contiguous if self.order == "F" else out.flags.c_contiguous
+        if not (self.decodes_into and contiguous):
+            np.copyto(out, self.decode(data, what=what))
+            return
+        flat = out.reshape(-1, order="A")  # type: ignore[call-overload]
+        target = flat.view(np.uint8).data
+        if self.compressor is not None and decode_bounded_into(
+                self.compressor, data, target, what=what):
+            return
+        decoded = data if self.compressor is None else decode_bounded(
+            self.compressor, data, target.nbytes, what=what, exact=True)
+        source = memoryview(ensure_ndarray_like(decoded)).cast("B")
+        if source.nbytes != target.nbytes:
+            raise ChunkDecodeError(
+                f"{what}: decoded to {source.nbytes} bytes, expected {target.nbytes} bytes "
+                f"for chunk shape {self.chunk_shape} of {self.dtype}"
+            )
+        target[:] = source
 
     def encode(self, chunk: np.ndarray[Any, Any]) -> bytes:
         """Stored bytes for a chunk-shaped array."""

@@ -13,15 +13,22 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from zarrkit.buffers import scratch_array
 from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.concurrency import chunk_lock, parallel_batches, parallel_map
 from zarrkit.config import config
-from zarrkit.errors import MetadataError, ReadOnlyError
+from zarrkit.errors import (
+    ChunkDecodeError,
+    MetadataError,
+    OutputArrayError,
+    ReadOnlyError,
+    UnsupportedOperationError,
+)
 from zarrkit.hierarchy.attributes import Attributes
 from zarrkit.hierarchy.consolidated import record_changes
 from zarrkit.hierarchy.nodes import array_metadata_key
@@ -114,7 +121,13 @@ class Array:
         read_only: bool = False,
         attributes: dict[str, Any] | None = None,
         write_empty_chunks: bool | None = None,
+        mmap: bool = False,
     ) -> None:
+        if mmap and not hasattr(store, "map_value"):
+            raise UnsupportedOperationError(
+                f"mmap=True needs a store that can map values (directory or read-only ZIP); "
+                f"{store!r} cannot")
+        self._mmap = mmap
         self._store = store
         self._path = path
         self._read_only = read_only
@@ -405,36 +418,56 @@ class Array:
     def __getitem__(self, selection: Any) -> Any:
         return self.get_basic_selection(selection)
 
-    def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
-        """Read a basic (int, slice, ellipsis) selection, as numpy would.
+    def get_basic_selection(self, selection: Any = Ellipsis, *,
+                            out: np.ndarray[Any, Any] | None = None) -> Any:
+        """Read a basic (int, slice, ellipsis) selection, as numpy would; with ``out``,
+        into that array (of the selection's shape and the array's dtype), which is returned.
 
         >>> import zarrkit as zk
         >>> zk.from_array({}, data=np.arange(10), chunks=(3,)).get_basic_selection(
         ...     slice(1, 8, 3))
         array([1, 4, 7])
         """
-        return self._get(basic_indexer, selection)
+        return self._get(basic_indexer, selection, out)
 
-    def get_orthogonal_selection(self, selection: Any) -> Any:
+    def read(self, selection: Any = Ellipsis, *, out: np.ndarray[Any, Any] | None = None
+             ) -> Any:
+        """Read a basic selection (the whole array by default), optionally into ``out``:
+        chunks are then decoded, or read when uncompressed, straight into the caller's
+        buffer wherever they fill a contiguous block of it.
+
+        >>> import zarrkit as zk
+        >>> a = zk.from_array({}, data=np.arange(6, dtype="u1"), chunks=(3,))
+        >>> buffer = np.zeros(6, dtype="u1")
+        >>> a.read(out=buffer) is buffer, buffer
+        (True, array([0, 1, 2, 3, 4, 5], dtype=uint8))
+        """
+        return self._get(basic_indexer, selection, out)
+
+    def get_orthogonal_selection(self, selection: Any, *,
+                                 out: np.ndarray[Any, Any] | None = None) -> Any:
         """Read an outer-product selection (per-axis ints, slices, int arrays, masks)."""
-        return self._get(orthogonal_indexer, selection)
+        return self._get(orthogonal_indexer, selection, out)
 
-    def get_coordinate_selection(self, selection: Any) -> Any:
+    def get_coordinate_selection(self, selection: Any, *,
+                                 out: np.ndarray[Any, Any] | None = None) -> Any:
         """Read points given by one integer array per axis."""
-        return self._get(coordinate_indexer, selection)
+        return self._get(coordinate_indexer, selection, out)
 
-    def get_mask_selection(self, mask: Any) -> Any:
+    def get_mask_selection(self, mask: Any, *, out: np.ndarray[Any, Any] | None = None
+                           ) -> Any:
         """Read the elements where a boolean mask of the array's shape is true."""
-        return self._get(mask_indexer, mask)
+        return self._get(mask_indexer, mask, out)
 
-    def get_block_selection(self, selection: Any) -> Any:
+    def get_block_selection(self, selection: Any, *, out: np.ndarray[Any, Any] | None = None
+                            ) -> Any:
         """Read whole chunks (whole shards of a sharded array, as in zarr-python),
         selected by chunk-grid index."""
         if self._sharded_io:
             region = self._block_region(selection)
             if region is not None:
-                return self._get(basic_indexer, region)
-        return self._read(block_indexer(selection, self.shape, self._grid_chunks))
+                return self._get(basic_indexer, region, out)
+        return self._read(block_indexer(selection, self.shape, self._grid_chunks), out)
 
     @property
     def oindex(self) -> OIndex:
@@ -459,10 +492,20 @@ class Array:
         pipeline = self._pipeline_for(self._chunk_shape(chunk_coords))
         return pipeline.decode(data, what=f"array {self.name!r} chunk {key!r}")  # type: ignore[no-any-return]
 
-    def _get(self, factory: Any, selection: Any) -> Any:
+    def _get(self, factory: Any, selection: Any, out: np.ndarray[Any, Any] | None = None
+             ) -> Any:
         if self._sharded_io:
-            return read_sharded(self, factory, selection)
-        return self._read(factory(selection, self.shape, self._grid_chunks))
+            result = read_sharded(self, factory, selection)
+            if out is None:
+                return result
+            np.copyto(self._check_output(out, np.shape(result), flat=False), result)
+            return out
+        indexer = factory(selection, self.shape, self._grid_chunks)
+        if self._mmap and out is None and factory is basic_indexer and indexer.nchunks == 1:
+            view = self._mapped_selection(indexer)
+            if view is not None:
+                return view
+        return self._read(indexer, out)
 
     def _set(self, factory: Any, selection: Any, value: Any) -> None:
         self._check_writable()
@@ -471,33 +514,139 @@ class Array:
         else:
             self._write(factory(selection, self.shape, self._grid_chunks), value)
 
-    def _read(self, indexer: Any) -> Any:
+    def _check_output(self, out: Any, shape: tuple[int, ...], *, flat: bool
+                      ) -> np.ndarray[Any, Any]:
+        """``out`` if it can receive a selection of ``shape``, else OutputArrayError."""
+        problem = None
+        if not isinstance(out, np.ndarray):
+            problem = f"is a {type(out).__name__}, not a numpy array"
+        elif tuple(out.shape) != tuple(shape):
+            problem = f"has shape {out.shape}, the selection {tuple(shape)}"
+        elif out.dtype != self.dtype:
+            problem = f"has dtype {out.dtype}, the array {self.dtype}"
+        elif not out.flags.writeable:
+            problem = "is read-only"
+        elif flat and not out.flags.c_contiguous:
+            problem = "must be C-contiguous for this selection"
+        if problem is not None:
+            raise OutputArrayError(f"out= for array {self.name!r} {problem}")
+        return out  # type: ignore[no-any-return]
+
+    def _read(self, indexer: Any, out: np.ndarray[Any, Any] | None = None) -> Any:
         projections: list[ChunkProjection] = list(indexer)
-        dtype = self.dtype
-        out = np.empty(indexer.shape, dtype=dtype)
-        target = out.reshape(-1) if getattr(indexer, "flat_output", False) else out
+        flat = getattr(indexer, "flat_output", False)
+        if out is None:
+            result = np.empty(indexer.shape, dtype=self.dtype)
+        else:
+            result = self._check_output(out, indexer.shape, flat=flat)
+        target = result.reshape(-1) if flat else result
+        read_batch = self._batch_reader(target)
+        if self._pipeline.is_raw and result.nbytes < _INLINE_RAW_BYTES:
+            read_batch(projections)  # a few copies: cheaper than waking the pool
+        else:
+            parallel_batches(read_batch, projections)
+        if out is None and result.ndim == 0:
+            return result[()]
+        return result
+
+    def _batch_reader(self, target: np.ndarray[Any, Any]
+                      ) -> Callable[[Sequence[ChunkProjection]], list[None]]:
+        """A function that reads a batch of projections into ``target``.
+
+        Chunks go by the cheapest route their codecs and the store allow: read straight
+        into the destination (uncompressed, with a store that has ``get_into``), decoded
+        into it (when the chunk fills a contiguous block of it), decoded into this thread's
+        scratch buffer and copied (no fresh chunk-sized allocation), or, for codecs that
+        need it, decoded into a new array."""
         fill = self._fill
+        pipeline = self._pipeline
+        raw = pipeline.is_raw
+        mapped = self._mmap and raw
+        reads_into = raw and not mapped and hasattr(self._store, "get_into")
+        decodes_into = pipeline.decodes_into and not raw
+
+        def place(projection: ChunkProjection, key: str, data: Any) -> None:
+            if data is None:
+                target[projection.out_selection] = fill
+                return
+            chunk_shape = self._chunk_shape(projection.chunk_coords)
+            what = f"array {self.name!r} chunk {key!r}"
+            if decodes_into:
+                chunk_pipeline = self._pipeline_for(chunk_shape)
+                destination = self._whole_chunk_view(target, projection, chunk_shape)
+                if destination is not None:
+                    chunk_pipeline.decode_into(data, destination, what=what)
+                    return
+                chunk = scratch_array(chunk_shape, self.dtype, self.order)
+                chunk_pipeline.decode_into(data, chunk, what=what)
+            else:
+                chunk = self._pipeline_for(chunk_shape).decode(data, what=what)
+            target[projection.out_selection] = chunk[projection.chunk_selection]
+
+        def read_into(projection: ChunkProjection, key: str) -> None:
+            chunk_shape = self._chunk_shape(projection.chunk_coords)
+            destination = self._whole_chunk_view(target, projection, chunk_shape)
+            chunk = destination if destination is not None else scratch_array(
+                chunk_shape, self.dtype, self.order)
+            flat = chunk.reshape(-1, order="A")  # type: ignore[call-overload]
+            buffer = flat.view(np.uint8).data
+            try:
+                found = self._store.get_into(key, buffer)  # type: ignore[attr-defined]
+            except ValueError as e:
+                raise ChunkDecodeError(f"array {self.name!r} chunk {key!r}: {e}") from e
+            if not found:
+                target[projection.out_selection] = fill
+            elif destination is None:
+                target[projection.out_selection] = chunk[projection.chunk_selection]
 
         def read_batch(batch: Sequence[ChunkProjection]) -> list[None]:
             # Fetch inside the worker: local stores read in parallel, and remote stores
             # still get one get_many per batch of keys.
             keys = [self._chunk_key(p.chunk_coords) for p in batch]
-            for projection, key, data in zip(batch, keys, self._store.get_many(keys),
-                                             strict=True):
-                if data is None:
-                    target[projection.out_selection] = fill
-                else:
-                    chunk = self._decode(data, key, projection.chunk_coords)
-                    target[projection.out_selection] = chunk[projection.chunk_selection]
+            if reads_into:
+                for projection, key in zip(batch, keys, strict=True):
+                    read_into(projection, key)
+                return []
+            values = ([self._store.map_value(key) for key in keys]  # type: ignore[attr-defined]
+                      if mapped else self._store.get_many(keys))
+            for projection, key, data in zip(batch, keys, values, strict=True):
+                place(projection, key, data)
             return []
 
-        if self._pipeline.is_raw and out.nbytes < _INLINE_RAW_BYTES:
-            read_batch(projections)  # a few copies: cheaper than waking the pool
-        else:
-            parallel_batches(read_batch, projections)
-        if out.ndim == 0:
-            return out[()]
-        return out
+        return read_batch
+
+    def _whole_chunk_view(self, target: np.ndarray[Any, Any], projection: ChunkProjection,
+                          chunk_shape: tuple[int, ...]) -> np.ndarray[Any, Any] | None:
+        """The part of ``target`` a chunk fills whole, when that part is one contiguous
+        block laid out as the chunk is stored (so the chunk can be decoded into it)."""
+        if not projection.is_complete:
+            return None
+        for part in projection.out_selection:
+            if type(part) is not slice:
+                return None
+        view = target[(*projection.out_selection, Ellipsis)]  # a view even when 0-d
+        if view.shape != chunk_shape:
+            return None
+        contiguous = view.flags.f_contiguous if self.order == "F" else view.flags.c_contiguous
+        return view if contiguous else None
+
+    def _mapped_selection(self, indexer: Any) -> np.ndarray[Any, Any] | None:
+        """A read-only view into the memory-mapped chunk holding a one-chunk basic
+        selection, or None when that chunk is not stored raw (or not stored)."""
+        if not self._pipeline.is_raw:
+            return None
+        projection = next(iter(indexer))
+        key = self._chunk_key(projection.chunk_coords)
+        try:
+            mapped = self._store.map_value(key)  # type: ignore[attr-defined]
+        except ValueError:  # a compressed ZIP member cannot be mapped
+            return None
+        if mapped is None:
+            return None
+        chunk_shape = self._chunk_shape(projection.chunk_coords)
+        chunk = self._pipeline_for(chunk_shape).decode(
+            mapped, what=f"array {self.name!r} chunk {key!r}")
+        return chunk[projection.chunk_selection]  # type: ignore[no-any-return]
 
     # --- writing ---------------------------------------------------------------------------
     def __setitem__(self, selection: Any, value: Any) -> None:

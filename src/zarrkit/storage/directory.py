@@ -14,6 +14,7 @@ the old or the new value and never a torn one.
 from __future__ import annotations
 
 import errno
+import mmap
 import os
 import shutil
 import uuid
@@ -39,6 +40,9 @@ class DirectoryStore(Store):
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.root = Path(root).absolute()
         self.read_only = read_only
+        # Reads build file names by string concatenation: pathlib costs ~15 us per key,
+        # as much as reading a small chunk.
+        self._root_prefix = str(self.root) + os.sep
 
     def __repr__(self) -> str:
         return f"DirectoryStore({str(self.root)!r})"
@@ -51,9 +55,13 @@ class DirectoryStore(Store):
     def _path(self, key: str) -> Path:
         return self.root.joinpath(*key.split("/"))
 
+    def _file(self, key: str) -> str:
+        """The file name of a (validated) key, as a string."""
+        return self._root_prefix + (key if os.sep == "/" else key.replace("/", os.sep))
+
     def _get(self, key: str) -> bytes | None:
         try:
-            with open(self._path(key), "rb") as f:
+            with open(self._file(key), "rb", buffering=0) as f:
                 return f.read()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
@@ -61,7 +69,7 @@ class DirectoryStore(Store):
     def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
         validate_key(key)
         try:
-            with open(self._path(key), "rb") as f:
+            with open(self._file(key), "rb") as f:
                 if start < 0:
                     size = f.seek(0, os.SEEK_END)
                     start = max(size + start, 0)
@@ -75,13 +83,36 @@ class DirectoryStore(Store):
         False if the key is missing. Lets uncompressed chunks skip a copy."""
         validate_key(key)
         try:
-            with open(self._path(key), "rb", buffering=0) as f:
+            with open(self._file(key), "rb", buffering=0) as f:
                 n = f.readinto(out)  # type: ignore[attr-defined]
                 if n != len(out) or f.read(1):
                     raise ValueError(f"size of {key!r} differs from the expected {len(out)}")
                 return True
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return False
+
+    def map_value(self, key: str) -> memoryview | None:
+        """A read-only, zero-copy view of ``key``'s file mapped into memory, or None if the
+        key is missing. Writes replace files by renaming, so a mapping keeps showing the
+        value it was made from even after the key is overwritten.
+
+        >>> import tempfile
+        >>> s = DirectoryStore(tempfile.mkdtemp())
+        >>> s.set("k", b"abc"); bytes(s.map_value("k"))
+        b'abc'
+        """
+        validate_key(key)
+        try:
+            fd = os.open(self._file(key), os.O_RDONLY)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        try:
+            size = os.fstat(fd).st_size
+            if size == 0:  # mmap refuses empty files
+                return memoryview(b"")
+            return memoryview(mmap.mmap(fd, size, access=mmap.ACCESS_READ))
+        finally:
+            os.close(fd)
 
     def _set(self, key: str, value: Buffer) -> None:
         path = self._path(key)

@@ -9,7 +9,7 @@ can never make this store hand out a key that escapes a directory when copied el
 
 Writing is append-only. Each value becomes a new STORED (uncompressed) member whose data
 start at a file offset that is a multiple of 8, so that a reader can memory-map a chunk and
-view it as a numpy array without copying (:meth:`ZipStore.mmap_member`). Setting a key that
+view it as a numpy array without copying (:meth:`ZipStore.map_value`). Setting a key that
 already exists appends another member with the same name; the newest one wins on every
 later read, by this store, by ``zipfile`` and by zarr-python, but the old bytes stay in the
 file. Deleting is not possible. The central directory is written by :meth:`ZipStore.close`
@@ -549,7 +549,7 @@ class ZipStore(Store):
         target[:] = value
         return True
 
-    def mmap_member(self, key: str) -> memoryview | None:
+    def map_value(self, key: str) -> memoryview | None:
         """Return a read-only, zero-copy view of a STORED member's bytes, or None if
         ``key`` is missing. The view maps the file; it stays valid after :meth:`close` as
         long as it is referenced. Only for stores opened with ``mode="r"``; a compressed
@@ -561,12 +561,12 @@ class ZipStore(Store):
         >>> with ZipStore(path, mode="w") as s:
         ...     s.set("0", np.arange(4, dtype="<i4").tobytes())
         >>> with ZipStore(path) as s:
-        ...     np.frombuffer(s.mmap_member("0"), dtype="<i4")
+        ...     np.frombuffer(s.map_value("0"), dtype="<i4")
         array([0, 1, 2, 3], dtype=int32)
         """
         validate_key(key)
         if not self.read_only:
-            raise ValueError(f"mmap_member needs a read-only ZipStore; {self!r} is writable")
+            raise ValueError(f"map_value needs a read-only ZipStore; {self!r} is writable")
         member = self._member(key)
         if member is None:
             return None

@@ -148,6 +148,16 @@ class BytesBytesCodec(Codec):
         ``exact``); errors are ChunkDecodeError naming ``what``."""
         raise NotImplementedError
 
+    def decode_into(self, data: bytes | memoryview, out: memoryview, *, what: str) -> bool:
+        """Decode straight into ``out`` (writable, exactly the decoded size) and return
+        True, or return False having written nothing when this codec cannot, so the caller
+        falls back to :meth:`decode`. Saves allocating a chunk-sized temporary.
+
+        >>> BytesBytesCodec.decode_into(None, b"", memoryview(bytearray()), what="c/0")
+        False
+        """
+        return False
+
     def encoded_size(self, size: int) -> int | None:
         """The exact encoded size for ``size`` input bytes, or None when it varies."""
         return None

@@ -20,7 +20,7 @@ from typing import Any
 import numcodecs
 import numpy as np
 
-from zarrkit.codecs.bounded import decode_bounded
+from zarrkit.codecs.bounded import decode_bounded, decode_bounded_into
 from zarrkit.codecs.v3.base import (
     BytesBytesCodec,
     check_keys,
@@ -60,6 +60,10 @@ class _NumcodecsCompressor(BytesBytesCodec):
         """The decompressed bytes (at most ``limit``)."""
         decoded = decode_bounded(self._codec, data, limit, what=what, exact=exact)
         return as_bytes_view(decoded)
+
+    def decode_into(self, data: bytes | memoryview, out: memoryview, *, what: str) -> bool:
+        """Decode into ``out`` when numcodecs can (blosc); see BytesBytesCodec."""
+        return decode_bounded_into(self._codec, data, out, what=what)
 
 
 class GzipCodec(_NumcodecsCompressor):

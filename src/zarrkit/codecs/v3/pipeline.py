@@ -172,6 +172,14 @@ class CodecPipelineV3:
             bound = None if bound is None else codec.max_encoded_size(bound)
         self.encoded_size: int | None = exact
         self.max_encoded_size: int | None = bound
+        # Chunks whose stored bytes, once the bytes -> bytes codecs are undone, are the
+        # chunk's own C-order native bytes can be decoded into a caller's buffer.
+        self.decodes_into: bool = (
+            not self.array_array
+            and isinstance(array_bytes, BytesCodec)
+            and not array_bytes.swaps
+            and spec.dtype.kind != "O"
+        )
 
     @classmethod
     def from_json(cls, codecs: Sequence[Mapping[str, Any] | str], spec: ChunkSpec
@@ -296,6 +304,46 @@ class CodecPipelineV3:
                 f"{what}: decoded to shape {array.shape}, expected {self.spec.shape}"
             )
         return array
+
+    def decode_into(self, data: bytes | memoryview, out: np.ndarray[Any, Any], *, what: str
+                    ) -> None:
+        """Decode the chunk stored as ``data`` into ``out``, a writable array of
+        ``spec.shape`` and ``spec.dtype``. When :attr:`decodes_into` is true and ``out`` is
+        C-contiguous no chunk-sized temporary is made: the last codec writes into ``out``.
+
+        >>> p = CodecPipelineV3.from_json([{"name": "bytes", "configuration": {"endian":
+        ...     "little"}}, {"name": "blosc", "configuration": {"cname": "lz4"}}],
+        ...     ChunkSpec((3,), np.dtype("<u2")))
+        >>> out = np.zeros(3, "<u2")
+        >>> p.decode_into(p.encode(np.array([7, 8, 9], "<u2")), out, what="c/0"); out
+        array([7, 8, 9], dtype=uint16)
+        """
+        if not (self.decodes_into and out.flags.c_contiguous):
+            np.copyto(out, self.decode(data, what=what))
+            return
+        target = out.reshape(-1).view(np.uint8).data
+        try:
+            buffer: bytes | memoryview = data
+            outer = list(zip(self.bytes_bytes, self._decoded_sizes, strict=True))
+            innermost = outer.pop(0) if outer else None
+            for bb, (exact, bound) in reversed(outer):
+                buffer = bb.decode(buffer, what=what, limit=bound if exact is None else exact,
+                                   exact=exact is not None)
+            if innermost is not None and innermost[0].decode_into(buffer, target, what=what):
+                return
+            if innermost is not None:
+                buffer = innermost[0].decode(buffer, what=what, limit=target.nbytes, exact=True)
+        except ChunkDecodeError:
+            raise
+        except Exception as e:  # whatever a codec raises on stored bytes means corruption
+            raise ChunkDecodeError(f"{what}: cannot decode: {type(e).__name__}: {e}") from e
+        source = memoryview(buffer).cast("B")
+        if source.nbytes != target.nbytes:
+            raise ChunkDecodeError(
+                f"{what}: decoded to {source.nbytes} bytes, expected {target.nbytes} "
+                f"for shape {self.spec.shape} of {self.spec.dtype}"
+            )
+        target[:] = source
 
     def __repr__(self) -> str:
         return f"CodecPipelineV3({self.to_json()!r}, {self.spec!r})"
