@@ -36,6 +36,8 @@ def scratch_array(shape: tuple[int, ...], dtype: np.dtype[Any], order: str = "C"
     >>> np.shares_memory(first, scratch_array((2,), np.dtype("u2")))
     True
     """
+    if dtype.hasobject:
+        raise TypeError("scratch arrays hold raw bytes, not Python objects")
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes > MAX_KEPT_BYTES:
         return np.empty(shape, dtype=dtype, order=order)  # type: ignore[call-overload,no-any-return]

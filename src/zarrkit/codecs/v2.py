@@ -77,8 +77,10 @@ class V2ChunkPipeline:
     @property
     def decodes_into(self) -> bool:
         """True when :meth:`decode_into` writes a chunk without a chunk-sized temporary
-        (no filters, fixed-size items), given an ``out`` contiguous in :attr:`order`."""
-        return not self.filters and self.dtype.kind != "O"
+        (no filters, fixed-size items, a blosc compressor, which can decode into a
+        buffer), given an ``out`` contiguous in :attr:`order`."""
+        return (not self.filters and self.dtype.kind != "O"
+                and getattr(self.compressor, "codec_id", None) == "blosc")
 
     def decode_into(self, data: bytes | memoryview, out: np.ndarray[Any, Any], *, what: str
                     ) -> None:

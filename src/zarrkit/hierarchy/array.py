@@ -565,11 +565,23 @@ class Array:
         reads_into = raw and not mapped and hasattr(self._store, "get_into")
         decodes_into = pipeline.decodes_into and not raw
 
+        dtype = self.dtype
+        order = self.order
+        itemsize = dtype.itemsize
+
         def place(projection: ChunkProjection, key: str, data: Any) -> None:
             if data is None:
                 target[projection.out_selection] = fill
                 return
             chunk_shape = self._chunk_shape(projection.chunk_coords)
+            if raw:  # a view of the stored bytes: the only copy is into the target
+                if len(data) != math.prod(chunk_shape) * itemsize:
+                    raise ChunkDecodeError(
+                        f"array {self.name!r} chunk {key!r}: {len(data)} bytes, expected "
+                        f"{math.prod(chunk_shape) * itemsize} for shape {chunk_shape} of {dtype}")
+                chunk = np.frombuffer(data, dtype).reshape(chunk_shape, order=order)  # type: ignore[call-overload]
+                target[projection.out_selection] = chunk[projection.chunk_selection]
+                return
             what = f"array {self.name!r} chunk {key!r}"
             if decodes_into:
                 chunk_pipeline = self._pipeline_for(chunk_shape)
@@ -786,8 +798,10 @@ class Array:
                 if projection.is_complete:
                     if self._is_edge_chunk(projection.chunk_coords):
                         chunk = self._empty_chunk(projection.chunk_coords)
-                    else:
+                    elif self.dtype.hasobject:
                         chunk = np.empty(self._grid_chunks, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
+                    else:  # every element is written: no fill, and no fresh pages either
+                        chunk = scratch_array(self._grid_chunks, self.dtype, self.order)
                 else:
                     chunk = self._load_chunk_for_update(key, projection.chunk_coords)
                 chunk[projection.chunk_selection] = part

@@ -71,10 +71,9 @@ class ChunkKeyEncoding:
         >>> ChunkKeyEncoding().encode(())
         'c'
         """
-        parts = [str(int(i)) for i in chunk_coords]
         if self.name == "v2":
-            return self.sep.join(parts) if parts else "0"
-        return self.sep.join(["c", *parts])
+            return self.sep.join(map(str, chunk_coords)) if chunk_coords else "0"
+        return self.sep.join(("c", *map(str, chunk_coords)))
 
     def decode(self, key: str, ndim: int | None = None) -> tuple[int, ...] | None:
         """The chunk coordinates a key stands for, or None if it is not a chunk key (of an

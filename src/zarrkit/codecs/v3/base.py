@@ -136,6 +136,8 @@ class BytesBytesCodec(Codec):
     """
 
     kind = "bytes -> bytes"
+    # Whether decode_into can write into a caller's buffer without a temporary.
+    decodes_into_buffer: bool = False
 
     def encode(self, data: bytes) -> bytes:
         """Encoded bytes."""

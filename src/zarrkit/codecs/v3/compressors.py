@@ -128,6 +128,7 @@ class BloscCodec(_NumcodecsCompressor):
     """
 
     name = "blosc"
+    decodes_into_buffer = True
 
     def __init__(self, configuration: Mapping[str, Any], spec: ChunkSpec) -> None:
         super().__init__(configuration, spec)

@@ -173,12 +173,14 @@ class CodecPipelineV3:
         self.encoded_size: int | None = exact
         self.max_encoded_size: int | None = bound
         # Chunks whose stored bytes, once the bytes -> bytes codecs are undone, are the
-        # chunk's own C-order native bytes can be decoded into a caller's buffer.
+        # chunk's own C-order native bytes, and whose innermost compressor can write into
+        # a caller's buffer, are decoded without a chunk-sized temporary.
         self.decodes_into: bool = (
             not self.array_array
             and isinstance(array_bytes, BytesCodec)
             and not array_bytes.swaps
             and spec.dtype.kind != "O"
+            and bool(self.bytes_bytes) and self.bytes_bytes[0].decodes_into_buffer
         )
 
     @classmethod
@@ -268,7 +270,9 @@ class CodecPipelineV3:
             return None
         for bb in self.bytes_bytes:
             data = bb.encode(data)
-        return data
+        # ``bytes`` hands compressors a view of the chunk; what leaves the pipeline must
+        # not alias the caller's array.
+        return data if isinstance(data, bytes) else bytes(data)
 
     def decode(self, data: bytes | memoryview, *, what: str) -> np.ndarray[Any, Any]:
         """The chunk stored as ``data``; any failure is a ChunkDecodeError naming ``what``.
@@ -309,7 +313,8 @@ class CodecPipelineV3:
                     ) -> None:
         """Decode the chunk stored as ``data`` into ``out``, a writable array of
         ``spec.shape`` and ``spec.dtype``. When :attr:`decodes_into` is true and ``out`` is
-        C-contiguous no chunk-sized temporary is made: the last codec writes into ``out``.
+        C-contiguous no chunk-sized temporary is made: the innermost codec writes into
+        ``out``; otherwise the chunk is decoded then copied.
 
         >>> p = CodecPipelineV3.from_json([{"name": "bytes", "configuration": {"endian":
         ...     "little"}}, {"name": "blosc", "configuration": {"cname": "lz4"}}],
