@@ -1058,3 +1058,31 @@ def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(name))
     assert result.failed == 0
     assert result.attempted > 0
+
+
+@PROPERTY
+@given(data=st.data())
+def test_orthogonal_premeshed_plan_equals_the_meshing_plan(data: st.DataObject) -> None:
+    """Parts meshed once per axis give exactly the projections meshed per chunk."""
+    from zarrkit.indexing.orthogonal import OrthogonalIndexer
+
+    full, chunks = data.draw(arrays_and_chunks(min_dims=1, rectilinear=False))
+    selection = data.draw(orthogonal_selections(full.shape, unique=False))
+    indexer = orthogonal_indexer(selection, full.shape, chunks)
+    if not isinstance(indexer, OrthogonalIndexer):
+        return
+    premeshed = indexer._premeshed()
+    assume(premeshed is not None)
+    fast = list(indexer._iter_premeshed(*premeshed))
+    slow = list(indexer._iter_meshing())
+    assert len(fast) == len(slow)
+    for a, b in zip(fast, slow, strict=True):
+        assert a.chunk_coords == b.chunk_coords and a.is_complete == b.is_complete
+        for x, y in zip((*a.chunk_selection, *a.out_selection),
+                        (*b.chunk_selection, *b.out_selection), strict=True):
+            assert type(x) is type(y)
+            if isinstance(x, np.ndarray):
+                np.testing.assert_array_equal(x, y)
+                assert x.shape == y.shape
+            else:
+                assert x == y

@@ -765,6 +765,12 @@ class Array:
         if fill is None:
             return False
         kind = self.dtype.kind
+        if kind in "biuf" and chunk.size:
+            # Data rarely equals the fill value everywhere: one element usually settles
+            # it without comparing (and allocating a mask for) the whole chunk.
+            first = chunk[(0,) * chunk.ndim]
+            if first != fill and not (kind == "f" and np.isnan(first) and np.isnan(fill)):
+                return False
         if kind == "O":
             return all(item == fill for item in chunk.ravel(order="K"))
         if kind == "V" or kind in "mM":

@@ -134,7 +134,60 @@ class OrthogonalIndexer:
         """
         return prod(len(dim_pieces) for dim_pieces in self._pieces)
 
+    def _premeshed(self) -> tuple[list[list[Any]], list[list[Any]]] | None:
+        """Per axis, every piece's chunk part and output part already rewritten by
+        :func:`_open_mesh`, when that rewrite cannot depend on the other axes' pieces
+        (a regular grid and, along each axis, pieces of one kind): each part is then
+        meshed once instead of once per chunk. None otherwise."""
+        if self._rectilinear:
+            return None
+        pieces = self._pieces
+        for axis_pieces in pieces:
+            if len({(type(p[1]), type(p[2])) for p in axis_pieces}) != 1:
+                return None
+        chunk_shape = cast(tuple[int, ...], self._chunks)
+        kept_axes = [axis for axis, axis_pieces in enumerate(pieces)
+                     if axis_pieces[0][2] is not None]
+        template = [axis_pieces[0] for axis_pieces in pieces]
+        chunk_parts: list[list[Any]] = []
+        out_parts: list[list[Any]] = []
+        for axis, axis_pieces in enumerate(pieces):
+            axis_chunk_parts: list[Any] = []
+            axis_out_parts: list[Any] = []
+            for piece in axis_pieces:
+                combination = list(template)
+                combination[axis] = piece
+                meshed_chunk = _open_mesh(tuple(p[1] for p in combination), chunk_shape)
+                axis_chunk_parts.append(meshed_chunk[axis])
+                if piece[2] is None:
+                    axis_out_parts.append(None)
+                    continue
+                meshed_out = _open_mesh(tuple(combination[a][2] for a in kept_axes), self.shape)
+                axis_out_parts.append(meshed_out[kept_axes.index(axis)])
+            chunk_parts.append(axis_chunk_parts)
+            out_parts.append(axis_out_parts)
+        return chunk_parts, out_parts
+
     def __iter__(self) -> Iterator[ChunkProjection]:
+        premeshed = self._premeshed()
+        if premeshed is not None:
+            return self._iter_premeshed(*premeshed)
+        return self._iter_meshing()
+
+    def _iter_premeshed(self, chunk_parts: list[list[Any]], out_parts: list[list[Any]]
+                        ) -> Iterator[ChunkProjection]:
+        pieces = self._pieces
+        kept_axes = [axis for axis, axis_pieces in enumerate(pieces)
+                     if axis_pieces[0][2] is not None]
+        for choice in product(*(range(len(axis_pieces)) for axis_pieces in pieces)):
+            yield ChunkProjection(
+                tuple(pieces[axis][j][0] for axis, j in enumerate(choice)),
+                tuple(chunk_parts[axis][j] for axis, j in enumerate(choice)),
+                tuple(out_parts[axis][choice[axis]] for axis in kept_axes),
+                all(pieces[axis][j][3] for axis, j in enumerate(choice)),
+            )
+
+    def _iter_meshing(self) -> Iterator[ChunkProjection]:
         chunks = self._chunks
         # Every chunk has the same full shape unless a dimension is rectilinear.
         common_shape = None if self._rectilinear else cast(tuple[int, ...], chunks)
