@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -176,8 +177,7 @@ def array_metadata_v2(
         dimension_separator=separator,  # type: ignore[arg-type]
     )
     # Building the pipeline validates every codec before anything is written.
-    V2ChunkPipeline.build(metadata.dtype, metadata.chunks, metadata.order,
-                          metadata.compressor, metadata.filters)
+    validated_codecs(metadata)
     metadata.to_json()
     return metadata
 
@@ -220,8 +220,7 @@ def array_metadata_v3(
     >>> meta.chunks, meta.codecs[0]["name"]
     ((50,), 'sharding_indexed')
     """
-    from zarrkit.codecs.v3.pipeline import CodecPipelineV3
-    from zarrkit.codecs.v3.spec import ChunkSpec, has_endianness
+    from zarrkit.codecs.v3.spec import has_endianness
     from zarrkit.metadata.chunk_grid import RectilinearChunkGrid, RegularChunkGrid
     from zarrkit.metadata.chunk_key_encoding import ChunkKeyEncoding
     from zarrkit.metadata.dtypes_v3 import data_type_v3_from_numpy
@@ -301,15 +300,78 @@ def array_metadata_v3(
         dimension_names=names,
     )
     # Building the pipeline validates every codec (and fills in defaults such as blosc's
-    # typesize) before anything is written.
-    spec = ChunkSpec(shape=tuple(grid_shape), dtype=metadata.dtype,
-                     fill_value=metadata.fill_value)
-    pipeline = CodecPipelineV3.from_json(metadata.codecs, spec)
-    from dataclasses import replace
+    # typesize) before anything is written; create_array_node's to_json() then checks the
+    # rest of the document, still before the first write.
+    codecs = tuple(c for c in validated_codecs(metadata, tuple(grid_shape)) if c is not None)
+    if codecs != metadata.codecs:
+        from dataclasses import replace
 
-    metadata = replace(metadata, codecs=tuple(pipeline.to_json()))
-    metadata.to_json()
+        metadata = replace(metadata, codecs=codecs)
     return metadata
+
+
+# Validated codec chains by (chain, chunk spec): building a pipeline was a third of the
+# cost of creating a small array, and a hierarchy usually repeats one chain. Only
+# successes are kept (registering a codec cannot make a valid chain invalid).
+_VALIDATED: dict[tuple[Any, ...], tuple[dict[str, Any] | None, ...]] = {}
+_VALIDATED_LIMIT = 256
+
+
+def _validation_key(metadata: Any, chunk_shape: tuple[int, ...]) -> tuple[Any, ...] | None:
+    """What a pipeline's validity depends on, hashable; None if the codecs are not plain
+    JSON (they are then validated without the cache)."""
+    if metadata.zarr_format == 3:
+        fill = metadata.fill_value
+        fill_key = (fill.dtype.str, fill.tobytes()) if isinstance(fill, np.generic) else (
+            type(fill).__name__, fill)
+        codecs: Any = metadata.codecs
+    else:
+        fill_key = metadata.order
+        codecs = [metadata.compressor, metadata.filters]
+    try:
+        key = (metadata.zarr_format, json.dumps(codecs, sort_keys=True), chunk_shape,
+               metadata.dtype, fill_key)
+        hash(key)
+    except (TypeError, ValueError):
+        return None
+    return key
+
+
+def validated_codecs(metadata: Any, chunk_shape: tuple[int, ...] | None = None
+                     ) -> tuple[dict[str, Any] | None, ...]:
+    """Check that the array's codecs build a pipeline for chunks of ``chunk_shape`` (by
+    default the metadata's chunk shape) and return them as that pipeline writes them back
+    (format 3: defaults such as blosc's typesize filled in; format 2: the filters then the
+    compressor, unchanged). The pipeline is built once per distinct chain and chunk spec;
+    an invalid chain raises the pipeline's error every time.
+
+    >>> meta = array_metadata_v3(shape=(4,), dtype="u1", compressors=None)
+    >>> validated_codecs(meta)
+    ({'name': 'bytes'},)
+    >>> validated_codecs(array_metadata_v2(shape=(4,), dtype="u1", compressor=None))
+    (None,)
+    """
+    shape = tuple(metadata.chunks if chunk_shape is None else chunk_shape)
+    key = _validation_key(metadata, shape)
+    cached = _VALIDATED.get(key) if key is not None else None
+    if cached is not None:
+        return cached
+    codecs: tuple[dict[str, Any] | None, ...]
+    if metadata.zarr_format == 3:
+        from zarrkit.codecs.v3.pipeline import CodecPipelineV3
+        from zarrkit.codecs.v3.spec import ChunkSpec
+
+        spec = ChunkSpec(shape=shape, dtype=metadata.dtype, fill_value=metadata.fill_value)
+        codecs = tuple(CodecPipelineV3.from_json(metadata.codecs, spec).to_json())
+    else:
+        V2ChunkPipeline.build(metadata.dtype, shape, metadata.order, metadata.compressor,
+                              metadata.filters)
+        codecs = (*(metadata.filters or ()), metadata.compressor)
+    if key is not None:
+        if len(_VALIDATED) >= _VALIDATED_LIMIT:
+            _VALIDATED.clear()
+        _VALIDATED[key] = codecs
+    return codecs
 
 
 def _rectilinear_chunks(chunks: Any, shape: tuple[int, ...]

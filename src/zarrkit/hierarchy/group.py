@@ -27,13 +27,18 @@ from zarrkit.hierarchy.nodes import (
     delete_node,
     find_node,
     group_metadata_key,
+    node_from_values,
     node_kind,
+    read_values,
     require_group,
 )
 from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP
 from zarrkit.paths import join_path, key_prefix, normalize_path
 from zarrkit.storage.base import Store
+
+# The documents read for each candidate member, in find_node's order of precedence.
+_MEMBER_KEYS = (ZARR_JSON, ZARRAY, ZGROUP, ZATTRS)
 
 
 class Group:
@@ -178,22 +183,49 @@ class Group:
         return node_kind(self._store, self._child_path(name), self._consolidated) is not None
 
     def _child_names(self) -> list[str]:
-        prefix = key_prefix(self._path)
         if self._consolidated is not None:
-            names = set()
-            for key in self._consolidated:
-                if key.startswith(prefix):
-                    head, _, tail = key[len(prefix):].partition("/")
-                    if tail in (ZARRAY, ZGROUP, ZARR_JSON):
-                        names.add(head)
-            return sorted(names)
+            return self._consolidated_names()
+        return [name for name, _ in self._listed_members(parse=False)]
+
+    def _consolidated_names(self) -> list[str]:
+        prefix = key_prefix(self._path)
+        names = set()
+        for key in self._consolidated or {}:
+            if key.startswith(prefix):
+                head, _, tail = key[len(prefix):].partition("/")
+                if tail in (ZARRAY, ZGROUP, ZARR_JSON):
+                    names.add(head)
+        return sorted(names)
+
+    def _listed_members(self, *, parse: bool) -> Iterator[tuple[str, FoundNode | None]]:
+        """``(name, node)`` for the direct members found by listing the store: one listing
+        and one batched read of every candidate's metadata documents (and attributes,
+        when ``parse``), each parsed only when the iteration reaches it."""
+        prefix = key_prefix(self._path)
         _, candidates = self._store.list_dir(prefix)  # type: ignore[attr-defined]
-        names_per_child = (ZARR_JSON, ZARRAY, ZGROUP)
-        keys = [f"{prefix}{c}/{name}" for c in candidates for name in names_per_child]
-        values = self._store.get_many(keys)
-        width = len(names_per_child)
-        return [c for i, c in enumerate(candidates)
-                if any(v is not None for v in values[width * i:width * (i + 1)])]
+        names = _MEMBER_KEYS if parse else _MEMBER_KEYS[:3]
+        width = len(names)
+        values = read_values(self._store, [f"{prefix}{c}/{n}" for c in candidates for n in names])
+        for i, candidate in enumerate(candidates):
+            raw = values[width * i:width * (i + 1)]
+            if parse:
+                found = node_from_values(join_path(self._path, candidate), *raw)
+                if found is not None:
+                    yield candidate, found
+            elif any(v is not None for v in raw):
+                yield candidate, None
+
+    def _member_nodes(self) -> Iterator[tuple[str, FoundNode]]:
+        """``(name, node)`` for every direct member, from consolidated metadata or the
+        store; nodes are parsed one at a time, as the caller iterates."""
+        if self._consolidated is None:
+            yield from ((name, found) for name, found in self._listed_members(parse=True)
+                        if found is not None)
+            return
+        for name in self._consolidated_names():
+            found = find_node(self._store, join_path(self._path, name), self._consolidated)
+            if found is not None:
+                yield name, found
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._child_names())
@@ -209,13 +241,17 @@ class Group:
         """``(name, node)`` for direct members; ``max_depth=None`` walks the whole tree
         (names then are paths relative to this group).
 
+        Without consolidated metadata, the members' documents are read together (listing
+        once); each node object is built as the iteration reaches it.
+
         >>> import zarrkit as zk
         >>> g = zk.group({}); _ = g.create_group("a/b")
         >>> [name for name, _ in g.members(max_depth=None)]
         ['a', 'a/b']
         """
-        for name in self._child_names():
-            node = self[name]
+        for name, found in self._member_nodes():
+            node = node_from_found(self._store, found, read_only=self._read_only,
+                                   consolidated=self._consolidated)
             yield name, node
             if isinstance(node, Group) and (max_depth is None or max_depth > 0):
                 deeper = None if max_depth is None else max_depth - 1

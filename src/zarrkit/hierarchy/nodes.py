@@ -14,10 +14,11 @@ creation leaves the store as it was.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Union
 
+from zarrkit.concurrency import parallel_batches
 from zarrkit.errors import (
     ArrayNotFoundError,
     ContainsNodeError,
@@ -28,7 +29,14 @@ from zarrkit.errors import (
 )
 from zarrkit.hierarchy.consolidated import record_changes
 from zarrkit.metadata.jsonio import dump_json, load_json_object
-from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP, ArrayMetadataV2, GroupMetadataV2
+from zarrkit.metadata.v2 import (
+    ZARRAY,
+    ZATTRS,
+    ZGROUP,
+    ArrayMetadataV2,
+    GroupMetadataV2,
+    parse_attributes,
+)
 from zarrkit.paths import ancestors, join_path, key_prefix
 from zarrkit.storage.base import Store
 
@@ -107,12 +115,7 @@ def find_node(
     documents = dict(zip(keys, _documents(store, keys, consolidated), strict=True))
     v3_doc = documents.get(join_path(path, ZARR_JSON))
     if v3_doc is not None:
-        from zarrkit.metadata.v3 import ArrayMetadataV3, parse_node_v3
-
-        key = join_path(path, ZARR_JSON)
-        metadata = parse_node_v3(v3_doc, key)
-        kind: NodeKind = "array" if isinstance(metadata, ArrayMetadataV3) else "group"
-        return FoundNode(path, kind, 3, metadata, dict(metadata.attributes))
+        return _found_v3(path, v3_doc, join_path(path, ZARR_JSON))
     array_doc = documents.get(join_path(path, ZARRAY))
     group_doc = documents.get(join_path(path, ZGROUP))
     if array_doc is None and group_doc is None:
@@ -129,6 +132,68 @@ def find_node(
                      attributes)
 
 
+def read_values(store: Store, keys: Sequence[str]) -> list[bytes | None]:
+    """``store.get_many(keys)``, with large batches split across the thread pool: a local
+    store then overlaps the reads (file opens release the GIL), and a remote one gets
+    several requests in flight.
+
+    >>> from zarrkit.storage import MemoryStore
+    >>> read_values(MemoryStore({"a": b"1"}), ["a", "b"])
+    [b'1', None]
+    """
+    if len(keys) < _PARALLEL_READ_KEYS:
+        return list(store.get_many(keys))
+    return parallel_batches(store.get_many, keys)
+
+
+# Below this many keys a batch is read in the calling thread: handing it to the pool
+# costs more than the reads (a missing file costs ~5 us to probe).
+_PARALLEL_READ_KEYS = 64
+
+
+def node_from_values(path: str, v3_raw: bytes | None, array_raw: bytes | None,
+                     group_raw: bytes | None, attributes_raw: bytes | None
+                     ) -> FoundNode | None:
+    """The node that the raw ``zarr.json``, ``.zarray``, ``.zgroup`` and ``.zattrs``
+    values at ``path`` describe, parsed as :func:`find_node` parses them, or None.
+
+    Format 2 attributes come parsed when valid; a malformed ``.zattrs`` is left for the
+    node's attributes to read (and report) on first access, as when opened alone.
+
+    >>> node_from_values("a", None, None, b'{"zarr_format": 2}', b'{"x": 1}').attributes
+    {'x': 1}
+    """
+    keys = _node_keys(path)
+    # Every document present is parsed, as find_node does, so a malformed one fails alike.
+    v3_doc, array_doc, group_doc = (
+        None if raw is None else load_json_object(raw, key=key)
+        for key, raw in zip(keys, (v3_raw, array_raw, group_raw), strict=True))
+    if v3_doc is not None:
+        return _found_v3(path, v3_doc, keys[0])
+    if array_doc is None and group_doc is None:
+        return None
+    attributes: dict[str, Any] | None = {}
+    if attributes_raw is not None:
+        try:
+            attributes = parse_attributes(
+                load_json_object(attributes_raw, key=join_path(path, ZATTRS)))
+        except MetadataError:
+            attributes = None
+    if array_doc is not None:
+        metadata = ArrayMetadataV2.from_json(array_doc, key=keys[1])
+        return FoundNode(path, "array", 2, metadata, attributes)
+    group = GroupMetadataV2.from_json(group_doc or {}, key=keys[2])
+    return FoundNode(path, "group", 2, group, attributes)
+
+
+def _found_v3(path: str, document: dict[str, Any], key: str) -> FoundNode:
+    from zarrkit.metadata.v3 import ArrayMetadataV3, parse_node_v3
+
+    metadata = parse_node_v3(document, key)
+    kind: NodeKind = "array" if isinstance(metadata, ArrayMetadataV3) else "group"
+    return FoundNode(path, kind, 3, metadata, dict(metadata.attributes))
+
+
 def node_kind(
     store: Store, path: str, consolidated: Consolidated | None = None
 ) -> NodeKind | None:
@@ -138,18 +203,12 @@ def node_kind(
     >>> node_kind(MemoryStore(), "x") is None
     True
     """
-    keys = [join_path(path, ZARR_JSON), join_path(path, ZARRAY), join_path(path, ZGROUP)]
+    keys = _node_keys(path)
     if consolidated is not None:
         present = [consolidated.get(k) for k in keys]
     else:
         present = list(store.get_many(keys))
-    v3_doc, array_doc, group_doc = present
-    if v3_doc is not None:
-        document = v3_doc if isinstance(v3_doc, dict) else load_json_object(v3_doc, key=keys[0])
-        return "array" if document.get("node_type") == "array" else "group"
-    if array_doc is not None:
-        return "array"
-    return "group" if group_doc is not None else None
+    return _kind_of(keys[0], *present)
 
 
 def require_array(
@@ -215,34 +274,62 @@ def _check_store_writable(store: Store, path: str, kind: NodeKind) -> None:
         raise ReadOnlyError(f"cannot create {kind} {path or '/'!r}: {store!r} is read-only")
 
 
-def _missing_ancestors(store: Store, path: str) -> list[str]:
-    """Check that no ancestor is an array; return the ancestors with no group metadata.
+@dataclass(frozen=True)
+class _Site:
+    """What a new node at some path finds in the store, learnt from one batched read.
 
-    Ancestors with no metadata are implicit groups (v3); creating them is idempotent, so
-    two workers creating siblings at once both succeed.
+    ``missing``: ancestors with no group metadata (implicit groups in v3; creating them is
+    idempotent, so two workers creating siblings at once both succeed). ``existing``: the
+    kind of the node already at the path. ``snapshots``: whether an ancestor's
+    ``zarr.json`` holds consolidated metadata that the creation must update.
     """
+
+    missing: list[str]
+    existing: NodeKind | None
+    snapshots: bool
+
+
+def _node_keys(path: str) -> tuple[str, str, str]:
+    return join_path(path, ZARR_JSON), join_path(path, ZARRAY), join_path(path, ZGROUP)
+
+
+def _inspect_site(store: Store, path: str) -> _Site:
+    """Check that no ancestor of ``path`` is an array and see what is there, reading the
+    metadata keys of the ancestors and of the node itself in a single ``get_many``."""
     candidates = ancestors(path)
-    keys = [k for p in candidates
-            for k in (join_path(p, ZARR_JSON), join_path(p, ZARRAY), join_path(p, ZGROUP))]
+    keys = [k for p in (*candidates, path) for k in _node_keys(p)]
     values = store.get_many(keys)
     missing = []
+    snapshots = False
     for i, ancestor in enumerate(candidates):
         v3_raw, array_raw, group_raw = values[3 * i:3 * i + 3]
         is_array = array_raw is not None
         if v3_raw is not None:
             document = load_json_object(v3_raw, key=keys[3 * i])
             is_array = is_array or document.get("node_type") == "array"
+            snapshots = snapshots or isinstance(document.get("consolidated_metadata"), dict)
         if is_array:
             raise ContainsNodeError(
                 f"cannot create a node under {path!r}: {ancestor or '/'!r} is an array"
             )
         if v3_raw is None and group_raw is None:
             missing.append(ancestor)
-    return missing
+    existing = _kind_of(keys[-3], *values[-3:])
+    return _Site(missing, existing, snapshots)
 
 
-def _clear_for_new_node(store: Store, path: str, *, overwrite: bool) -> None:
-    existing = node_kind(store, path)
+def _kind_of(v3_key: str, v3_raw: Any, array_raw: Any, group_raw: Any) -> NodeKind | None:
+    """The kind of node that these metadata values (raw or parsed) describe, if any."""
+    if v3_raw is not None:
+        document = v3_raw if isinstance(v3_raw, dict) else load_json_object(v3_raw, key=v3_key)
+        return "array" if document.get("node_type") == "array" else "group"
+    if array_raw is not None:
+        return "array"
+    return "group" if group_raw is not None else None
+
+
+def _clear_for_new_node(store: Store, path: str, existing: NodeKind | None, *,
+                        overwrite: bool) -> None:
     if existing is None:
         return
     if not overwrite:
@@ -273,25 +360,46 @@ def create_group_node(
 ) -> None:
     """Write a group (and any missing ancestor groups) at ``path``."""
     _check_store_writable(store, path, "group")
-    missing = _missing_ancestors(store, path)
-    document = group_document(zarr_format, attributes)
+    if zarr_format == 3:
+        from zarrkit.metadata.v3 import GroupMetadataV3
+
+        group_json = GroupMetadataV3(attributes=dict(attributes or {})).to_json()
+    else:
+        group_json = GroupMetadataV2().to_json()
     attributes_doc = dump_json(attributes) if attributes and zarr_format == 2 else None
-    _clear_for_new_node(store, path, overwrite=overwrite)
-    empty_group = group_document(zarr_format)
-    items = {group_metadata_key(p, zarr_format): empty_group for p in missing}
-    items[group_metadata_key(path, zarr_format)] = document
+    _write_node(store, path, group_metadata_key(path, zarr_format), group_json,
+                attributes_doc, zarr_format=zarr_format, overwrite=overwrite)
+
+
+def _write_node(store: Store, path: str, key: str, document: dict[str, Any],
+                attributes_doc: bytes | None, *, zarr_format: int, overwrite: bool) -> None:
+    """Write a new node's metadata ``document`` under ``key`` (and the v2 attributes) with
+    its missing ancestor groups, in one ``set_many``, after every check has passed."""
+    encoded = dump_json(document)
+    site = _inspect_site(store, path)
+    _clear_for_new_node(store, path, site.existing, overwrite=overwrite)
+    items: dict[str, bytes] = {}
+    if site.missing:
+        empty_group = group_document(zarr_format)
+        items = {group_metadata_key(p, zarr_format): empty_group for p in site.missing}
+    items[key] = encoded
     if attributes_doc is not None:
         items[join_path(path, ZATTRS)] = attributes_doc
     store.set_many(items)
-    if zarr_format == 3:
-        _record_created(store, missing, path, document)
+    # Only format 3 keeps snapshots up to date, and only ancestors can hold one (the read
+    # above saw them all): with none there, skip record_changes' reads.
+    if zarr_format == 3 and site.snapshots:
+        _record_created(store, site.missing, path, document)
 
 
-def _record_created(store: Store, missing: list[str], path: str, document: bytes) -> None:
-    empty = load_json_object(group_document(3), key=ZARR_JSON)
+def _record_created(store: Store, missing: list[str], path: str,
+                    document: dict[str, Any]) -> None:
+    from zarrkit.metadata.v3 import GroupMetadataV3
+
+    empty = GroupMetadataV3().to_json()
     changes: dict[str, dict[str, Any] | None] = {p: empty for p in missing if p}
     if path:
-        changes[path] = load_json_object(document, key=join_path(path, ZARR_JSON))
+        changes[path] = document
     record_changes(store, changes)
 
 
@@ -313,21 +421,23 @@ def create_array_node(
     overwrite: bool = False,
 ) -> None:
     """Write array metadata at ``path`` (and any missing ancestor groups). For format 3
-    the attributes live in ``metadata`` itself."""
+    the attributes live in ``metadata`` itself.
+
+    One batched read checks the ancestors and the path; one ``set_many`` writes the
+    documents.
+
+    >>> from zarrkit.hierarchy.creation import array_metadata
+    >>> from zarrkit.storage import MemoryStore
+    >>> store = MemoryStore()
+    >>> create_array_node(store, "g/x", array_metadata(zarr_format=2, shape=(2,), dtype="u1"))
+    >>> sorted(store.list())
+    ['.zgroup', 'g/.zgroup', 'g/x/.zarray']
+    """
     _check_store_writable(store, path, "array")
     zarr_format = metadata.zarr_format
-    array_doc = dump_json(metadata.to_json())
     attributes_doc = dump_json(attributes) if attributes and zarr_format == 2 else None
-    missing = _missing_ancestors(store, path)
-    _clear_for_new_node(store, path, overwrite=overwrite)
-    empty_group = group_document(zarr_format)
-    items = {group_metadata_key(p, zarr_format): empty_group for p in missing}
-    items[array_metadata_key(path, zarr_format)] = array_doc
-    if attributes_doc is not None:
-        items[join_path(path, ZATTRS)] = attributes_doc
-    store.set_many(items)
-    if zarr_format == 3:
-        _record_created(store, missing, path, array_doc)
+    _write_node(store, path, array_metadata_key(path, zarr_format), metadata.to_json(),
+                attributes_doc, zarr_format=zarr_format, overwrite=overwrite)
 
 
 def require_node(

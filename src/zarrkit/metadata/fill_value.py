@@ -357,11 +357,19 @@ def _numeric_class(dtype: np.dtype[Any]) -> str:
         return "i"
     if dtype.kind == "c":
         return "c"
-    try:
-        ml_dtypes.iinfo(dtype)
-    except ValueError:
-        return "f"
-    return "i"
+    known = _NUMERIC_CLASSES.get(dtype)
+    if known is None:
+        try:
+            ml_dtypes.iinfo(dtype)
+            known = "i"
+        except ValueError:
+            known = "f"
+        # Asking ml_dtypes costs an exception per float dtype, three times per zarr.json.
+        _NUMERIC_CLASSES[dtype] = known
+    return known
+
+
+_NUMERIC_CLASSES: dict[np.dtype[Any], str] = {}
 
 
 def _invalid_v3(value: Any, data_type: DataTypeV3, why: str = "") -> MetadataError:

@@ -29,20 +29,123 @@ def _default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
+# The standard library encodes indented JSON in pure Python, one generator per container
+# (~50 us for an array's zarr.json): creating 1000 arrays spent more time there than in
+# writing the files. This encoder writes the same text in one recursive pass and uses the
+# C string escaper; ``test_hierarchy_speed_behaviour`` checks it against ``json.dumps``.
+_INDENT = "    "
+_escape = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_CONSTANTS: dict[Any, str] = {None: "null", True: "true", False: "false"}
+
+
+def _float_text(value: float) -> str:
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError("Out of range float values are not JSON compliant")
+    return float.__repr__(value)
+
+
+def _key_text(key: Any) -> str:
+    """A dict key as JSON text: json.dumps' rules (strings, numbers, bools, null)."""
+    if type(key) is str or isinstance(key, str):
+        return _escape(key)
+    if isinstance(key, bool) or key is None:
+        return '"' + _CONSTANTS[key] + '"'
+    if isinstance(key, int):
+        return '"' + int.__repr__(key) + '"'
+    if isinstance(key, float):
+        return '"' + _float_text(key) + '"'
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
+def _leaf_text(value: Any) -> str | None:
+    """The text of a scalar of an exact JSON type, or None for anything else (containers,
+    subclasses, numpy scalars): those take :func:`_encode`'s general path."""
+    kind = type(value)
+    if kind is str:
+        return _escape(value)  # type: ignore[no-any-return]
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        return _float_text(value)
+    if value is None or value is True or value is False:
+        return _CONSTANTS[value]
+    return None
+
+
+def _encode(value: Any, depth: int, parts: list[str], seen: set[int]) -> None:
+    """Append the text of ``value`` at nesting ``depth`` to ``parts`` (json.dumps' order of
+    type checks, so subclasses such as numpy.float64 encode as their base type)."""
+    if isinstance(value, str):
+        parts.append(_escape(value))
+    elif value is None or value is True or value is False:
+        parts.append(_CONSTANTS[value])
+    elif isinstance(value, int):
+        parts.append(int.__repr__(value))
+    elif isinstance(value, float):
+        parts.append(_float_text(value))
+    elif isinstance(value, (list, tuple, dict)):
+        _encode_container(value, depth, parts, seen)
+    else:
+        marker = id(value)
+        if marker in seen:
+            raise ValueError("Circular reference detected")
+        seen.add(marker)
+        _encode(_default(value), depth, parts, seen)
+        seen.discard(marker)
+
+
+def _encode_container(value: list[Any] | tuple[Any, ...] | dict[Any, Any], depth: int,
+                      parts: list[str], seen: set[int]) -> None:
+    if not value:
+        parts.append("{}" if isinstance(value, dict) else "[]")
+        return
+    marker = id(value)
+    if marker in seen:
+        raise ValueError("Circular reference detected")
+    seen.add(marker)
+    inner = "\n" + _INDENT * (depth + 1)
+    separator = "," + inner
+    if isinstance(value, dict):
+        lead = "{" + inner
+        for key, item in sorted(value.items()):
+            text = _leaf_text(item)
+            if text is None:
+                parts.append(lead + _key_text(key) + ": ")
+                _encode(item, depth + 1, parts, seen)
+            else:
+                parts.append(lead + _key_text(key) + ": " + text)
+            lead = separator
+        parts.append("\n" + _INDENT * depth + "}")
+    else:
+        lead = "[" + inner
+        for item in value:
+            text = _leaf_text(item)
+            if text is None:
+                parts.append(lead)
+                _encode(item, depth + 1, parts, seen)
+            else:
+                parts.append(lead + text)
+            lead = separator
+        parts.append("\n" + _INDENT * depth + "]")
+    seen.discard(marker)
+
+
 def dump_json(document: Any) -> bytes:
-    """Serialise a metadata document (sorted keys, 4-space indent, strict JSON).
+    """Serialise a metadata document (sorted keys, 4-space indent, strict JSON): the text
+    of ``json.dumps(document, indent=4, sort_keys=True)``, only faster.
 
     >>> dump_json({"x": np.int64(3)})
     b'{\\n    "x": 3\\n}'
+    >>> dump_json({"x": float("nan")})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: metadata cannot hold NaN or Infinity as numbers: ...
     """
+    parts: list[str] = []
     try:
-        text = json.dumps(
-            document, indent=4, sort_keys=True, ensure_ascii=True, allow_nan=False,
-            default=_default,
-        )
+        _encode(document, 0, parts, set())
     except ValueError as e:
         raise MetadataError(f"metadata cannot hold NaN or Infinity as numbers: {e}") from e
-    return text.encode("utf-8")
+    return "".join(parts).encode("ascii")
 
 
 def _reject_constant(name: str) -> Any:
