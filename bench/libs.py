@@ -111,6 +111,10 @@ class ZarrkitAdapter(Adapter):
     def create_memory(self, spec: ArraySpec) -> Any:
         return self._create(self.zk.MemoryStore(), spec)
 
+    def open_mapped(self, path: str, spec: ArraySpec) -> Any:
+        """The array opened so that uncompressed chunks are memory-mapped."""
+        return self.zk.open_array(path, mode="r", zarr_format=spec.zarr_format, mmap=True)
+
     def create_hierarchy(self, path: str, zarr_format: int, count: int) -> None:
         group = self.zk.open_group(path, mode="w", zarr_format=zarr_format)
         for i in range(count):

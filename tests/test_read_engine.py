@@ -229,8 +229,7 @@ def _mapped(tmp_path: Path, data: np.ndarray[Any, Any], chunks: tuple[int, ...],
     store = DirectoryStore(tmp_path / "m")
     zk.from_array(store, data=data, chunks=chunks, compressors=compressors,
                   zarr_format=zarr_format, **({"order": order} if zarr_format == 2 else {}))
-    array = zk.open_array(store, mode="r")
-    return zk.Array(store, array.path, array.metadata, read_only=True, mmap=True)
+    return zk.open_array(tmp_path / "m", mode="r", mmap=True)
 
 
 @pytest.mark.parametrize("zarr_format,order", [(3, "C"), (2, "C"), (2, "F")])
@@ -244,7 +243,7 @@ def test_single_chunk_reads_are_read_only_views_of_the_file(
     np.testing.assert_array_equal(a[1:3, ::2], data[1:3, ::2])
     assert a[2, 5] == data[2, 5]
     # Writes replace files by renaming: the mapping keeps the value it was made from.
-    writer = zk.open_array(a.store, mode="r+")
+    writer = zk.open_array(tmp_path / "m", mode="r+")
     writer[...] = 0
     np.testing.assert_array_equal(whole, data)
     np.testing.assert_array_equal(a[...], 0)
@@ -272,11 +271,16 @@ def test_mapped_missing_chunk_reads_the_fill_value(tmp_path: Path) -> None:
     np.testing.assert_array_equal(a[...], [2.5] * 4)
 
 
-def test_mmap_needs_a_mappable_store() -> None:
+def test_mmap_needs_a_mappable_store(tmp_path: Path) -> None:
     store = MemoryStore()
-    a = zk.create_array(store, shape=(4,), dtype="u1")
+    zk.create_array(store, shape=(4,), dtype="u1")
     with pytest.raises(UnsupportedOperationError, match="mmap"):
-        zk.Array(store, "", a.metadata, mmap=True)
+        zk.open_array(store, mode="r", mmap=True)
+    created = zk.open_array(tmp_path / "new", mode="w", shape=(3,), dtype="u1",
+                            compressors=None, fill_value=0, mmap=True)
+    created[...] = [1, 2, 3]
+    view = created[...]
+    assert not view.flags.writeable and view.tolist() == [1, 2, 3]
 
 
 def test_zip_members_are_mapped(tmp_path: Path) -> None:
@@ -284,7 +288,7 @@ def test_zip_members_are_mapped(tmp_path: Path) -> None:
     with ZipStore(tmp_path / "a.zip", mode="w") as writer:
         zk.from_array(writer, data=data, chunks=(12,), compressors=None)
     with ZipStore(tmp_path / "a.zip") as store:
-        a = zk.Array(store, "", zk.open_array(store).metadata, read_only=True, mmap=True)
+        a = zk.open_array(store, mode="r", mmap=True)
         view = a[...]
         assert not view.flags.writeable
         np.testing.assert_array_equal(view, data)

@@ -165,10 +165,16 @@ def open_array(
     path: str | None = None,
     zarr_format: int | None = None,
     write_empty_chunks: bool | None = None,
+    mmap: bool = False,
     **create_kwargs: Any,
 ) -> Array:
     """Open an array; with mode ``w``/``w-`` (or ``a`` when missing), create it from
     ``create_kwargs`` (``shape``, ``dtype``, ...).
+
+    ``mmap=True`` (directory stores and read-only ZIP stores) maps uncompressed chunks
+    instead of reading them: a basic selection inside one chunk returns a read-only view
+    of the mapped file (of the whole array, for a single-chunk array), with no copy.
+    Compressed chunks are read as usual.
 
     >>> import zarrkit as zk
     >>> s = {}
@@ -185,14 +191,19 @@ def open_array(
     if mode in ("r", "r+") or existing is not None:
         found = require_array(store_obj, node_path, zarr_format=zarr_format)
         return Array(store_obj, node_path, found.metadata, read_only=mode == "r",
-                     attributes=found.attributes, write_empty_chunks=write_empty_chunks)
+                     attributes=found.attributes, write_empty_chunks=write_empty_chunks,
+                     mmap=mmap)
     if "shape" not in create_kwargs:
         raise NodeNotFoundError(
             f"no array at path {node_path!r}; give shape and dtype to create one"
         )
-    return create_array(store_obj, name=node_path, overwrite=mode == "w",
-                        zarr_format=zarr_format, write_empty_chunks=write_empty_chunks,
-                        **create_kwargs)
+    created = create_array(store_obj, name=node_path, overwrite=mode == "w",
+                           zarr_format=zarr_format, write_empty_chunks=write_empty_chunks,
+                           **create_kwargs)
+    if not mmap:
+        return created
+    return Array(store_obj, node_path, created.metadata, write_empty_chunks=write_empty_chunks,
+                 mmap=True)
 
 
 def open(  # noqa: A001 - zarr-python's name
