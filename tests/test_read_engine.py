@@ -96,8 +96,17 @@ def _stores(tmp_path: Path) -> dict[str, Any]:
 @pytest.mark.parametrize("zarr_format", [2, 3])
 @pytest.mark.parametrize("codec", ["raw", "blosc", "zstd"])
 @pytest.mark.parametrize("store_kind", ["memory", "directory", "zip"])
+@pytest.mark.parametrize("pool", [False, True], ids=["inline", "pool"])
 def test_reads_match_numpy_on_every_route(tmp_path: Path, zarr_format: int, codec: str,
-                                          store_kind: str) -> None:
+                                          store_kind: str, pool: bool, monkeypatch: Any
+                                          ) -> None:
+    """Every read route, in the calling thread and (small reads forced there) in the
+    pool, with writes forced the same way."""
+    import zarrkit.hierarchy.array as array_module
+
+    if pool:
+        monkeypatch.setattr(array_module, "_INLINE_WORK_BYTES", 0)
+        monkeypatch.setattr(zk.config, "threads", 3)
     data = (np.arange(23 * 17 * 5).reshape(23, 17, 5) * 2654435761 % 65521).astype("<u2")
     compressors: Any = {
         "raw": None,

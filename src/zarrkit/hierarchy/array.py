@@ -49,8 +49,11 @@ from zarrkit.metadata.v2 import ZATTRS
 from zarrkit.paths import join_path, key_prefix
 from zarrkit.storage.base import Store
 
-# Reads of uncompressed chunks producing less than this run in the calling thread.
-_INLINE_RAW_BYTES = 1 << 20
+# Reads with less work than this run in the calling thread: handing a few small chunks
+# to the pool costs more in wake-ups and GIL hand-offs than decoding them (S6's 16^3
+# boxes over 64 KiB chunks ran 2x slower in the pool). The work is the bytes produced:
+# of the output for uncompressed chunks (copies), of whole chunks otherwise (decoding).
+_INLINE_WORK_BYTES = 1 << 20
 
 
 def _grid_chunks(metadata: Any) -> tuple[Any, ...]:
@@ -541,13 +544,27 @@ class Array:
             result = self._check_output(out, indexer.shape, flat=flat)
         target = result.reshape(-1) if flat else result
         read_batch = self._batch_reader(target)
-        if self._pipeline.is_raw and result.nbytes < _INLINE_RAW_BYTES:
-            read_batch(projections)  # a few copies: cheaper than waking the pool
+        if self._read_work(projections, result) < _INLINE_WORK_BYTES:
+            read_batch(projections)
         else:
             parallel_batches(read_batch, projections)
         if out is None and result.ndim == 0:
             return result[()]
         return result
+
+    def _read_work(self, projections: Sequence[ChunkProjection],
+                   result: np.ndarray[Any, Any]) -> int:
+        """Bytes a read produces: its output when chunks are only copied, else the
+        decoded size of every chunk it touches."""
+        return result.nbytes if self._pipeline.is_raw else self._chunks_bytes(projections)
+
+    def _chunks_bytes(self, projections: Sequence[ChunkProjection]) -> int:
+        """Decoded size of the chunks ``projections`` touch (estimated from the first chunk's
+        shape on a rectilinear grid)."""
+        if not projections:
+            return 0
+        chunk_shape = self._chunk_shape(projections[0].chunk_coords)
+        return len(projections) * math.prod(chunk_shape) * self.dtype.itemsize
 
     def _batch_reader(self, target: np.ndarray[Any, Any]
                       ) -> Callable[[Sequence[ChunkProjection]], list[None]]:
@@ -813,7 +830,11 @@ class Array:
                 chunk[projection.chunk_selection] = part
                 self._store_chunk(key, chunk)
 
-        parallel_map(write_one, projections)
+        if self._chunks_bytes(projections) < _INLINE_WORK_BYTES:
+            for projection in projections:
+                write_one(projection)
+        else:
+            parallel_map(write_one, projections)
 
     # --- shape changes ---------------------------------------------------------------------
     def _write_metadata(self, metadata: Any) -> None:
