@@ -31,6 +31,7 @@ from zarrkit.errors import (
 )
 from zarrkit.hierarchy.attributes import Attributes
 from zarrkit.hierarchy.consolidated import record_changes
+from zarrkit.hierarchy.creation import shared_pipeline
 from zarrkit.hierarchy.nodes import array_metadata_key
 from zarrkit.hierarchy.sharded import read_sharded, supports_partial_io, write_sharded
 from zarrkit.indexing import (
@@ -164,7 +165,9 @@ class Array:
         first_chunk = None if self._regular else chunk_shape_at(
             self._grid_chunks, (0,) * len(self._grid_chunks))
         try:
-            self._pipeline = _build_pipeline(metadata, first_chunk)
+            # Shared with arrays of the same codecs and chunk spec: a hierarchy of 1000
+            # alike arrays builds (and validates) its pipeline once.
+            self._pipeline = shared_pipeline(metadata, first_chunk, _build_pipeline)
         except MetadataError as e:
             raise type(e)(f"array {self.name!r} ({self._metadata_key}): {e}") from e
         self._pipelines: dict[tuple[int, ...], Any] = {}

@@ -203,11 +203,18 @@ class Group:
         when ``parse``), each parsed only when the iteration reaches it."""
         prefix = key_prefix(self._path)
         _, candidates = self._store.list_dir(prefix)  # type: ignore[attr-defined]
-        names = _MEMBER_KEYS if parse else _MEMBER_KEYS[:3]
+        if self._zarr_format == 3:
+            # A v3 group's members are v3 nodes (as zarr-python reads them): only their
+            # zarr.json is read, not three v2 documents that are almost never there.
+            names: tuple[str, ...] = (ZARR_JSON,)
+        else:
+            names = _MEMBER_KEYS if parse else _MEMBER_KEYS[:3]
         width = len(names)
         values = read_values(self._store, [f"{prefix}{c}/{n}" for c in candidates for n in names])
         for i, candidate in enumerate(candidates):
             raw = values[width * i:width * (i + 1)]
+            if width == 1:
+                raw = [raw[0], None, None, None]
             if parse:
                 found = node_from_values(join_path(self._path, candidate), *raw)
                 if found is not None:
@@ -222,8 +229,9 @@ class Group:
             yield from ((name, found) for name, found in self._listed_members(parse=True)
                         if found is not None)
             return
+        prefix = key_prefix(self._path)  # prefix + name is join_path(self._path, name)
         for name in self._consolidated_names():
-            found = find_node(self._store, join_path(self._path, name), self._consolidated)
+            found = find_node(self._store, prefix + name, self._consolidated)
             if found is not None:
                 yield name, found
 

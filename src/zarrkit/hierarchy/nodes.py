@@ -86,7 +86,8 @@ def _documents(
     store: Store, keys: list[str], consolidated: Consolidated | None
 ) -> list[dict[str, Any] | None]:
     if consolidated is not None:
-        return [None if consolidated.get(k) is None else dict(consolidated[k]) for k in keys]
+        found = [consolidated.get(k) for k in keys]
+        return [None if document is None else dict(document) for document in found]
     return [None if raw is None else load_json_object(raw, key=key)
             for key, raw in zip(keys, store.get_many(keys), strict=True)]
 
@@ -107,28 +108,30 @@ def find_node(
     """
     if zarr_format not in (None, 2, 3):
         raise MetadataError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
+    # key_prefix(path) + name is join_path(path, name), without its generator: opening the
+    # members of a consolidated group runs this once per member.
+    prefix = key_prefix(path)
+    v3_key, array_key, group_key = prefix + ZARR_JSON, prefix + ZARRAY, prefix + ZGROUP
     keys: list[str] = []
     if zarr_format in (None, 3):
-        keys.append(join_path(path, ZARR_JSON))
+        keys.append(v3_key)
     if zarr_format in (None, 2):
-        keys += [join_path(path, ZARRAY), join_path(path, ZGROUP)]
+        keys += [array_key, group_key]
     documents = dict(zip(keys, _documents(store, keys, consolidated), strict=True))
-    v3_doc = documents.get(join_path(path, ZARR_JSON))
+    v3_doc = documents.get(v3_key)
     if v3_doc is not None:
-        return _found_v3(path, v3_doc, join_path(path, ZARR_JSON))
-    array_doc = documents.get(join_path(path, ZARRAY))
-    group_doc = documents.get(join_path(path, ZGROUP))
+        return _found_v3(path, v3_doc, v3_key)
+    array_doc = documents.get(array_key)
+    group_doc = documents.get(group_key)
     if array_doc is None and group_doc is None:
         return None
     attributes = None
     if consolidated is not None:
-        attributes = dict(consolidated.get(join_path(path, ZATTRS)) or {})
+        attributes = dict(consolidated.get(prefix + ZATTRS) or {})
     if array_doc is not None:
-        key = join_path(path, ZARRAY)
-        return FoundNode(path, "array", 2, ArrayMetadataV2.from_json(array_doc, key=key),
+        return FoundNode(path, "array", 2, ArrayMetadataV2.from_json(array_doc, key=array_key),
                          attributes)
-    key = join_path(path, ZGROUP)
-    return FoundNode(path, "group", 2, GroupMetadataV2.from_json(group_doc or {}, key=key),
+    return FoundNode(path, "group", 2, GroupMetadataV2.from_json(group_doc or {}, key=group_key),
                      attributes)
 
 
@@ -409,7 +412,8 @@ def array_metadata_key(path: str, zarr_format: int) -> str:
     >>> array_metadata_key("", 2)
     '.zarray'
     """
-    return join_path(path, ZARR_JSON if zarr_format == 3 else ZARRAY)
+    # key_prefix(path) + name is join_path(path, name); every Array object asks twice.
+    return key_prefix(path) + (ZARR_JSON if zarr_format == 3 else ZARRAY)
 
 
 def create_array_node(

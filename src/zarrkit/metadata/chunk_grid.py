@@ -322,8 +322,47 @@ def parse_chunk_grid(value: Any) -> ChunkGrid:
     Traceback (most recent call last):
     zarrkit.errors.UnsupportedExtensionError: unsupported chunk grid 'hexagonal'
     """
+    key = _plain_key(value)
+    if key is not None:
+        cached = _PARSED.get(key)
+        # Valid while the name maps to the same class (register_chunk_grid may replace it).
+        if cached is not None and registry.chunk_grids.get(key[0]) is cached[0]:
+            return cached[1]
     ref = parse_extension(value, "chunk grid")
     grid_class = registry.chunk_grids.get(ref.name)
     if grid_class is None:
         raise UnsupportedExtensionError(f"unsupported chunk grid {ref.name!r}")
-    return grid_class.from_json(value)  # type: ignore[attr-defined, no-any-return]
+    grid: ChunkGrid = grid_class.from_json(value)  # type: ignore[attr-defined]
+    if key is not None and type(grid) is RegularChunkGrid:
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+        _PARSED[key] = (grid_class, grid)
+    return grid
+
+
+# Regular grids parsed from their plain JSON form, with the class that parsed them: the
+# arrays of a hierarchy mostly share a chunk shape, and a grid is immutable. Only
+# successes are kept, so an invalid grid fails every time.
+_PARSED: dict[tuple[str, tuple[int, ...]], tuple[object, ChunkGrid]] = {}
+_PARSED_LIMIT = 256
+
+
+def _plain_key(value: Any) -> tuple[str, tuple[int, ...]] | None:
+    """``(name, chunk_shape)`` when ``value`` is exactly ``{"name": str, "configuration":
+    {"chunk_shape": [int, ...]}}`` (so the key determines the whole value), else None.
+
+    >>> _plain_key({"name": "regular", "configuration": {"chunk_shape": [2, 3]}})
+    ('regular', (2, 3))
+    >>> _plain_key({"name": "regular", "configuration": {"chunk_shape": [True]}}) is None
+    True
+    """
+    if type(value) is not dict or len(value) != 2:
+        return None
+    name = value.get("name")
+    configuration = value.get("configuration")
+    if type(name) is not str or type(configuration) is not dict or len(configuration) != 1:
+        return None
+    shape = configuration.get("chunk_shape")
+    if type(shape) is not list or not all(type(n) is int for n in shape):
+        return None
+    return name, tuple(shape)

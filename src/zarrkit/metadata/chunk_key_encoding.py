@@ -122,6 +122,12 @@ class ChunkKeyEncoding:
         Traceback (most recent call last):
         zarrkit.errors.MetadataError: chunk key encoding 'default': unknown configuration ...
         """
+        key = _plain_key(value)
+        if key is not None:
+            cached = _PARSED.get(key)
+            # Valid while the name maps to the same factory (it may be registered again).
+            if cached is not None and registry.chunk_key_encodings.get(key[0]) is cached[0]:
+                return cached[1]
         ref = parse_extension(value, "chunk key encoding")
         factory = registry.chunk_key_encodings.get(ref.name)
         if factory is None:
@@ -130,7 +136,40 @@ class ChunkKeyEncoding:
         if not isinstance(result, ChunkKeyEncoding):
             raise TypeError(f"the factory of chunk key encoding {ref.name!r} returned "
                             f"{result!r}")
+        if key is not None and type(result) is ChunkKeyEncoding:
+            if len(_PARSED) >= _PARSED_LIMIT:
+                _PARSED.clear()
+            _PARSED[key] = (factory, result)
         return result
+
+
+# Encodings parsed from their plain JSON forms, with the factory that built them: every
+# array of a hierarchy usually has the same one, and a ChunkKeyEncoding is immutable (a
+# subclass from a third-party factory is not cached). Only successes are kept.
+_PARSED: dict[tuple[str, str | None, bool], tuple[object, ChunkKeyEncoding]] = {}
+_PARSED_LIMIT = 64
+
+
+def _plain_key(value: Any) -> tuple[str, str | None, bool] | None:
+    """``(name, separator, written as a bare name)`` when ``value`` is a name or exactly
+    ``{"name": str, "configuration": {"separator": str}}`` (so the key determines the whole
+    value), else None.
+
+    >>> _plain_key({"name": "v2", "configuration": {"separator": "/"}}), _plain_key("v2")
+    (('v2', '/', False), ('v2', None, True))
+    """
+    if type(value) is str:
+        return value, None, True
+    if type(value) is not dict or len(value) != 2:
+        return None
+    name = value.get("name")
+    configuration = value.get("configuration")
+    if type(name) is not str or type(configuration) is not dict or len(configuration) != 1:
+        return None
+    separator = configuration.get("separator")
+    if type(separator) is not str:
+        return None
+    return name, separator, False
 
 
 def _builtin_factory(name: str, configuration: dict[str, Any] | None) -> ChunkKeyEncoding:

@@ -29,10 +29,21 @@ def parse_dtype_v2(value: Any) -> np.dtype[Any]:
     zarrkit.errors.UnsupportedDataTypeError: unsupported Zarr v2 dtype '<M8': ... need a unit...
     """
     if isinstance(value, str):
-        return _parse_typestr(value)
+        dtype = _TYPESTRS.get(value)
+        if dtype is None:
+            dtype = _parse_typestr(value)
+            if len(_TYPESTRS) >= 256:
+                _TYPESTRS.clear()
+            _TYPESTRS[value] = dtype
+        return dtype
     if isinstance(value, list):
         return np.dtype(_parse_fields(value))
     raise UnsupportedDataTypeError(f"unsupported Zarr v2 dtype {value!r}")
+
+
+# Parsed typestrs: a hierarchy repeats a few, and a numpy dtype is immutable. Only
+# successes are kept, so an invalid typestr fails every time.
+_TYPESTRS: dict[str, np.dtype[Any]] = {}
 
 
 def _parse_typestr(value: str) -> np.dtype[Any]:

@@ -337,6 +337,27 @@ def parse_data_type_v3(value: Any) -> DataTypeV3:
     Traceback (most recent call last):
     zarrkit.errors.UnknownDataTypeError: unsupported data type 'float128'
     """
+    if type(value) is str:
+        cached = _BY_NAME.get(value)
+        # Valid while the name maps to the same factory (register_data_type may replace it).
+        if cached is not None and registry.data_types.get(value) is cached[0]:
+            return cached[1]
+        result = _parse_data_type_v3(value)
+        if len(_BY_NAME) >= _BY_NAME_LIMIT:
+            _BY_NAME.clear()
+        _BY_NAME[value] = (registry.data_types.get(value), result)
+        return result
+    return _parse_data_type_v3(value)
+
+
+# Data types parsed from a bare name (as in ``"data_type": "float32"``), with the factory
+# that built them: a hierarchy repeats a few names over and over, and the result of a
+# name is immutable. Only successes are kept, so an invalid name fails every time.
+_BY_NAME: dict[str, tuple[object, DataTypeV3]] = {}
+_BY_NAME_LIMIT = 256
+
+
+def _parse_data_type_v3(value: Any) -> DataTypeV3:
     ref = parse_extension(value, "data type")
     raw = _RAW_NAME.match(ref.name)
     if raw is not None:

@@ -24,6 +24,7 @@ import base64
 import binascii
 import math
 import re
+import struct
 from typing import TYPE_CHECKING, Any
 
 import ml_dtypes
@@ -172,6 +173,26 @@ def decode_fill_value(
     """
     if value is None:
         return None
+    key = _scalar_key(dtype, value) if dtype.kind in _CACHED_NUMPY_KINDS else None
+    if key is None:
+        return _decode_fill_value(value, dtype, object_codec)
+    decoded = _DECODED.get(key, _MISSING)
+    if decoded is _MISSING:
+        decoded = _decode_fill_value(value, dtype, object_codec)
+        if len(_DECODED) >= _DECODED_LIMIT:
+            _DECODED.clear()
+        _DECODED[key] = decoded
+    return decoded
+
+
+# Decoded v2 fill values by (dtype, JSON value), as for v3 below: only kinds whose value
+# is an immutable numpy scalar and that do not depend on the object codec.
+_DECODED: dict[tuple[Any, ...], Any] = {}
+_DECODED_LIMIT = 1024
+_CACHED_NUMPY_KINDS = frozenset("biufcmMSU")
+
+
+def _decode_fill_value(value: Any, dtype: np.dtype[Any], object_codec: str | None) -> Any:
     kind = dtype.kind
     try:
         if kind == "b":
@@ -390,6 +411,53 @@ def decode_fill_value_v3(value: Any, data_type: DataTypeV3) -> Any:
     ...     "configuration": {"unit": "ns", "scale_factor": 1}}))
     np.datetime64('NaT','ns')
     """
+    key = _fill_key(value, data_type)
+    if key is None:
+        return _decode_fill_value_v3(value, data_type)
+    decoded = _DECODED_V3.get(key, _MISSING)
+    if decoded is _MISSING:
+        decoded = _decode_fill_value_v3(value, data_type)
+        if len(_DECODED_V3) >= _DECODED_V3_LIMIT:
+            _DECODED_V3.clear()
+        _DECODED_V3[key] = decoded
+    return decoded
+
+
+# Decoded v3 fill values by (data type, JSON value): a hierarchy's arrays mostly share one
+# data type and fill value, and decoding a float costs a numpy error-state context each
+# time. Only immutable results are kept (numpy scalars other than np.void, str) and only
+# successes, so an invalid value fails every time.
+_DECODED_V3: dict[tuple[Any, ...], Any] = {}
+_DECODED_V3_LIMIT = 1024
+_MISSING = object()
+_CACHED_KINDS = frozenset({"bool", "numeric", "datetime", "string", "fixed_bytes",
+                           "fixed_string"})
+
+
+def _fill_key(value: Any, data_type: DataTypeV3) -> tuple[Any, ...] | None:
+    """The cache key of a v3 fill value, or None when it is not cached."""
+    if data_type.kind not in _CACHED_KINDS:
+        return None
+    return _scalar_key(data_type, value)
+
+
+def _scalar_key(owner: Any, value: Any) -> tuple[Any, ...] | None:
+    """``(owner, type, value)`` for a JSON scalar, or None for anything else: the type is
+    part of the key (True, 1 and 1.0 decode differently) and a float is keyed by its bits
+    (0.0 == -0.0, and NaN != NaN).
+
+    >>> _scalar_key("f4", -0.0) == _scalar_key("f4", 0.0), _scalar_key("f4", [1]) is None
+    (False, True)
+    """
+    kind = type(value)
+    if kind is float:
+        return (owner, kind, struct.pack("<d", value))
+    if kind is str or kind is int or kind is bool:
+        return (owner, kind, value)
+    return None
+
+
+def _decode_fill_value_v3(value: Any, data_type: DataTypeV3) -> Any:
     if value is None:
         raise _invalid_v3(value, data_type, "Zarr v3 requires a fill value")
     dtype = data_type.numpy
@@ -461,7 +529,7 @@ def _decode_struct(value: Any, data_type: DataTypeV3) -> Any:
         raise _invalid_v3(value, data_type, f"missing fields {missing}, unknown fields {unknown}")
     result = np.zeros((), dtype=dtype)
     for name, field_type in data_type.fields:
-        result[name] = decode_fill_value_v3(value[name], field_type)
+        result[name] = _decode_fill_value_v3(value[name], field_type)
     return result[()]
 
 

@@ -27,11 +27,13 @@ _REQUIRED_ARRAY_KEYS = ("zarr_format", "shape", "chunks", "dtype", "compressor",
 
 
 def _require_int_tuple(value: Any, name: str, key: str, *, positive: bool) -> tuple[int, ...]:
+    lower = 1 if positive else 0
+    if type(value) is list and all(type(n) is int and n >= lower for n in value):
+        return tuple(value)  # valid: one pass instead of the two below, which explain errors
     if not isinstance(value, list) or not all(
         isinstance(n, int) and not isinstance(n, bool) for n in value
     ):
         raise MetadataError(f"{key}: {name!r} must be a list of integers, found {value!r}")
-    lower = 1 if positive else 0
     if any(n < lower for n in value):
         raise MetadataError(f"{key}: {name!r} entries must be >= {lower}, found {value!r}")
     return tuple(value)
@@ -111,8 +113,8 @@ class ArrayMetadataV2:
             separator = "."
         try:
             object_codec = next(
-                (f["id"] for f in filters or () if f["id"] in ("vlen-bytes", "vlen-utf8")), None
-            )
+                (f["id"] for f in filters if f["id"] in ("vlen-bytes", "vlen-utf8")), None
+            ) if filters else None
             fill_value = decode_fill_value(
                 document["fill_value"], dtype, object_codec=object_codec
             )

@@ -121,6 +121,8 @@ def _attributes(value: Any) -> dict[str, Any]:
 
 
 def _codec_is_known(name: str) -> bool:
+    if name in registry.codecs:
+        return True  # the common case, before names(), which sorts every entry
     if name.startswith("numcodecs."):
         # The codec pipeline resolves these through numcodecs, without registration, and
         # reports an id numcodecs lacks itself.
@@ -129,7 +131,7 @@ def _codec_is_known(name: str) -> bool:
         # No v3 codec is registered (zarrkit.codecs.v3 is not loaded): which codecs are
         # supported is then for the codec pipeline to say when it is built.
         return True
-    return name in registry.codecs
+    return False
 
 
 def _normalize_codec(codec: Any) -> dict[str, Any]:
@@ -143,6 +145,12 @@ def _normalize_codec(codec: Any) -> dict[str, Any]:
     return dict(codec)
 
 
+def _codec_tuple(codecs: Sequence[Any]) -> tuple[dict[str, Any], ...]:
+    if not codecs:
+        raise MetadataError("codecs must not be empty (an array -> bytes codec is required)")
+    return tuple(_normalize_codec(c) for c in codecs)
+
+
 def _normalize_storage_transformer(transformer: Any) -> dict[str, Any]:
     ref = parse_extension(transformer, "storage transformer", strict=False)
     # zarrkit implements no storage transformer; only ignorable ones can be kept.
@@ -151,7 +159,22 @@ def _normalize_storage_transformer(transformer: Any) -> dict[str, Any]:
     return dict(transformer)
 
 
+def _dimension_names(names: Any, ndim: int) -> tuple[str | None, ...]:
+    if isinstance(names, str) or not isinstance(names, Sequence) or not all(
+        n is None or isinstance(n, str) for n in names
+    ):
+        raise MetadataError(f"dimension_names must be a list of strings or nulls, found {names!r}")
+    if len(names) != ndim:
+        raise MetadataError(
+            f"dimension_names {list(names)} has {len(names)} entries but the array "
+            f"has {ndim} dimensions"
+        )
+    return tuple(names)
+
+
 def _int_tuple(value: Any, name: str) -> tuple[int, ...]:
+    if type(value) is list and all(type(n) is int and n >= 0 for n in value):
+        return tuple(value)  # a JSON list: the ABC and numpy checks below cost more
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not all(
         isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in value
     ):
@@ -194,6 +217,9 @@ class ArrayMetadataV3:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # Direct construction: every field is coerced and checked here. from_json checks
+        # the document itself and builds through _from_checked, skipping this second pass
+        # (it was half the cost of parsing a zarr.json).
         set_ = object.__setattr__
         set_(self, "shape", _int_tuple(self.shape, "shape"))
         if not isinstance(self.data_type, DataTypeV3):
@@ -214,24 +240,10 @@ class ArrayMetadataV3:
             ))
         if isinstance(self.codecs, (str, dict)) or not isinstance(self.codecs, Sequence):
             raise MetadataError(f"codecs must be a list, found {self.codecs!r}")
-        if not self.codecs:
-            raise MetadataError("codecs must not be empty (an array -> bytes codec is required)")
-        set_(self, "codecs", tuple(_normalize_codec(c) for c in self.codecs))
+        set_(self, "codecs", _codec_tuple(self.codecs))
         set_(self, "attributes", _attributes(self.attributes))
         if self.dimension_names is not None:
-            names = self.dimension_names
-            if isinstance(names, str) or not isinstance(names, Sequence) or not all(
-                n is None or isinstance(n, str) for n in names
-            ):
-                raise MetadataError(
-                    f"dimension_names must be a list of strings or nulls, found {names!r}"
-                )
-            if len(names) != len(self.shape):
-                raise MetadataError(
-                    f"dimension_names {list(names)} has {len(names)} entries but the array "
-                    f"has {len(self.shape)} dimensions"
-                )
-            set_(self, "dimension_names", tuple(names))
+            set_(self, "dimension_names", _dimension_names(self.dimension_names, len(self.shape)))
         if isinstance(self.storage_transformers, (str, dict)) or not isinstance(
             self.storage_transformers, Sequence
         ):
@@ -242,6 +254,21 @@ class ArrayMetadataV3:
             _normalize_storage_transformer(t) for t in self.storage_transformers
         ))
         _check_extra(self.extra, _ARRAY_KEYS)
+
+    @classmethod
+    def _from_checked(cls, **fields: Any) -> ArrayMetadataV3:
+        """An instance from fields that are already in their final, validated form.
+
+        Only from_json calls this, after doing every check of ``__post_init__`` that its
+        parsers do not already guarantee; a subclass (which may add checks of its own)
+        still goes through ``__init__``.
+        """
+        if cls is not ArrayMetadataV3:
+            return cls(**fields)
+        metadata = object.__new__(cls)
+        # Frozen: __setattr__ refuses, but the instance dict takes the fields directly.
+        metadata.__dict__.update(fields)
+        return metadata
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ArrayMetadataV3):
@@ -379,16 +406,26 @@ class ArrayMetadataV3:
                 raise MetadataError(
                     f"dimension_names must be a list of strings or nulls, found {dimension_names!r}"
                 )
-            return cls(
+            # What __post_init__ would check next, in its order. Left out: the field types
+            # (the parsers above return them) and the fill value's trip through its JSON
+            # form (decode_fill_value_v3 already gave it its exact type); ``extra`` holds
+            # only unknown names marked "must_understand": false, as _check_extra requires.
+            chunk_grid.check_array_shape(shape)
+            codec_tuple = _codec_tuple(codecs)
+            attributes = dict(_attributes(document.get("attributes", {})))
+            names = (None if dimension_names is None
+                     else _dimension_names(dimension_names, len(shape)))
+            transformer_tuple = tuple(_normalize_storage_transformer(t) for t in transformers)
+            return cls._from_checked(
                 shape=shape,
                 data_type=data_type,
                 chunk_grid=chunk_grid,
                 chunk_key_encoding=chunk_key_encoding,
                 fill_value=fill_value,
-                codecs=tuple(codecs),
-                attributes=dict(_attributes(document.get("attributes", {}))),
-                dimension_names=None if dimension_names is None else tuple(dimension_names),
-                storage_transformers=tuple(transformers),
+                codecs=codec_tuple,
+                attributes=attributes,
+                dimension_names=names,
+                storage_transformers=transformer_tuple,
                 extra=extra,
             )
         except MetadataError as e:
