@@ -313,3 +313,18 @@ def test_directory_store_map_value(tmp_path: Path) -> None:
     assert store.map_value("missing") is None
     view = store.map_value("a/b")
     assert view is not None and view.readonly
+
+
+def test_sharded_reads_fill_a_caller_buffer() -> None:
+    source = np.arange(12 * 10, dtype="<i4").reshape(12, 10)
+    a = zk.from_array({}, data=source, chunks=(2, 5), shards=(4, 10), zarr_format=3)
+    for selection in (Ellipsis, (slice(1, 11, 3), slice(None, None, -1)), (5,)):
+        expected = source[selection]
+        out = np.full(expected.shape, -1, "<i4")
+        assert a.read(selection, out=out) is out
+        np.testing.assert_array_equal(out, expected)
+    points = np.empty(2, "<i4")
+    a.get_coordinate_selection(([0, 11], [9, 0]), out=points)
+    np.testing.assert_array_equal(points, source[[0, 11], [9, 0]])
+    with pytest.raises(OutputArrayError, match="shape"):
+        a.read(out=np.empty((12, 9), "<i4"))

@@ -9,6 +9,7 @@ core. Work submitted from inside a pool thread runs inline, so nested use cannot
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -94,6 +95,43 @@ def parallel_map(function: Callable[[T], R], items: Sequence[T]) -> list[R]:
     ['0', '1', '2']
     """
     return parallel_batches(lambda batch: [function(item) for item in batch], items)
+
+
+def drain(make_worker: Callable[[], Callable[[T], None]], items: Sequence[T]) -> None:
+    """Apply a worker to every item, each pool thread taking the next item as soon as it is
+    free (a shared queue, not fixed batches: uneven items, or a core taken by something
+    else, leave no thread idle at the end). ``make_worker`` runs once per thread, so a
+    worker can keep scratch buffers. The first error stops the other threads from taking
+    new items and is raised.
+
+    >>> seen = []
+    >>> drain(lambda: seen.append, range(5)); sorted(seen)
+    [0, 1, 2, 3, 4]
+    """
+    threads = min(config.threads, len(items))
+    if threads <= 1 or getattr(_in_pool, "active", False):
+        worker = make_worker()
+        for item in items:
+            worker(item)
+        return
+    taken = itertools.count()  # next() on it is atomic: threads never get the same item
+    failed = threading.Event()
+
+    def run() -> None:
+        worker = make_worker()
+        while not failed.is_set():
+            i = next(taken)
+            if i >= len(items):
+                return
+            try:
+                worker(items[i])
+            except BaseException:
+                failed.set()
+                raise
+
+    pool = _get_pool()
+    for future in [pool.submit(run) for _ in range(threads)]:
+        future.result()
 
 
 _LOCK_STRIPES = 1024

@@ -501,11 +501,8 @@ class Array:
     def _get(self, factory: Any, selection: Any, out: np.ndarray[Any, Any] | None = None
              ) -> Any:
         if self._sharded_io:
-            result = read_sharded(self, factory, selection)
-            if out is None:
-                return result
-            np.copyto(self._check_output(out, np.shape(result), flat=False), result)
-            return out
+            # Decodes straight into ``out`` (checked there against the selection).
+            return read_sharded(self, factory, selection, out)
         indexer = factory(selection, self.shape, self._grid_chunks)
         if self._mmap and out is None and factory is basic_indexer and indexer.nchunks == 1:
             view = self._mapped_selection(indexer)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -142,6 +142,29 @@ class ShardIndex:
             return None
         return offset, nbytes
 
+    def byte_ranges(self, inner_coords: Sequence[Sequence[int]]
+                    ) -> list[tuple[int, int] | None]:
+        """:meth:`byte_range` of many inner chunks at once: one numpy lookup instead of a
+        Python one per chunk, which counts when a read touches thousands of them.
+
+        >>> entries = np.full((2, 2), EMPTY, dtype=np.uint64); entries[1] = (10, 4)
+        >>> ShardIndex(entries, what="").byte_ranges([(1,), (0,)])
+        [(10, 4), None]
+        """
+        cps = self.chunks_per_shard
+        if not cps or len(inner_coords) < 16:  # numpy's set-up costs more than a few lookups
+            return [self.byte_range(c) for c in inner_coords]
+        coords = np.asarray(inner_coords, dtype=np.int64).reshape(len(inner_coords), -1)
+        if coords.shape[1] != len(cps) or bool(
+            ((coords < 0) | (coords >= np.asarray(cps))).any()
+        ):
+            for c in inner_coords:
+                self.byte_range(c)  # raises the IndexError naming the bad coordinates
+        rows = self.entries[tuple(coords.T)]
+        empty = ((rows[:, 0] == _EMPTY) & (rows[:, 1] == _EMPTY)).tolist()
+        return [None if e else (offset, nbytes)
+                for (offset, nbytes), e in zip(rows.tolist(), empty, strict=True)]
+
     def check_bounds(self, shard_nbytes: int) -> None:
         """Raise ChunkDecodeError (naming the shard) if an entry is half-empty or points
         past ``shard_nbytes``.
@@ -172,14 +195,18 @@ class ShardIndex:
 
 
 def coalesce_ranges(
-    ranges: Sequence[tuple[int, int]], max_gap: int = 1 << 16
+    ranges: Sequence[tuple[int, int]], max_gap: int = 1 << 16, max_length: int | None = None
 ) -> list[tuple[int, int, list[int]]]:
     """Merge byte ranges ``(offset, nbytes)`` that overlap or lie within ``max_gap`` bytes
     of each other into ``(start, length, indices)`` reads, ordered by start; ``indices``
-    are the positions in ``ranges`` that each read covers.
+    are the positions in ``ranges`` that each read covers. With ``max_length``, a read
+    grows no longer than that (a single longer range is still one read), so a big
+    selection is cut into pieces that threads can share.
 
     >>> coalesce_ranges([(100, 10), (0, 10), (15, 5), (5000, 1)], max_gap=10)
     [(0, 20, [1, 2]), (100, 10, [0]), (5000, 1, [3])]
+    >>> coalesce_ranges([(0, 10), (10, 10), (20, 10)], max_length=20)
+    [(0, 20, [0, 1]), (20, 10, [2])]
     """
     order = sorted(range(len(ranges)), key=lambda i: (ranges[i][0], ranges[i][1]))
     merged: list[tuple[int, int, list[int]]] = []
@@ -187,7 +214,9 @@ def coalesce_ranges(
     members: list[int] = []
     for i in order:
         offset, nbytes = ranges[i]
-        if members and offset <= end + max_gap:
+        if members and offset <= end + max_gap and (
+            max_length is None or max(end, offset + nbytes) - start <= max_length
+        ):
             end = max(end, offset + nbytes)
             members.append(i)
             continue
@@ -214,6 +243,114 @@ def _equals_fill(array: np.ndarray[Any, Any], fill: Any) -> np.ndarray[Any, Any]
         raw = flat.view(np.uint8).reshape(flat.size, itemsize)
         mask = (raw == target.view(np.uint8)).all(axis=1)
     return mask.reshape(array.shape)
+
+
+class ShardBuilder:
+    """Lays out one shard from encoded inner chunks added in Morton order, and its index.
+
+    Without ``capacity`` the chunks' bytes are kept as given and joined once at the end.
+    With ``capacity`` (a bound on the total size of the chunks to come) each chunk is
+    copied into one buffer as it is added, so the caller can drop it at once: a shard
+    being written then costs its own size in memory, not twice that. ``buffer`` offers a
+    byte array to use as that buffer if it is big enough (one whose pages are already in
+    memory is cheaper than fresh ones); :meth:`detach` hands the buffer back.
+
+    >>> codec = ShardingCodec({"chunk_shape": [1], "codecs": ["bytes"]},
+    ...     ChunkSpec((2,), np.dtype("u1")))
+    >>> builder = ShardBuilder(codec, (2,), capacity=2)
+    >>> builder.add((0,), b"\\x05"); builder.add((1,), b"\\x07")
+    >>> shard = builder.finish(); bytes(shard[:2]), len(shard)
+    (b'\\x05\\x07', 38)
+    >>> builder = ShardBuilder(codec, (2,)); builder.add((1,), b"\\x07")
+    >>> builder.add((0,), b"\\x05")
+    Traceback (most recent call last):
+    ValueError: inner chunk (0,) comes before (1,) in Morton order; add chunks in that order
+    """
+
+    def __init__(self, codec: ShardingCodec, shard_shape: Sequence[int],
+                 capacity: int | None = None,
+                 buffer: np.ndarray[Any, Any] | None = None) -> None:
+        self._codec = codec
+        self._shard_shape = tuple(int(s) for s in shard_shape)
+        self._cps = codec.chunks_per_shard(self._shard_shape)
+        self._rank = morton_rank(self._cps)
+        self._entries = np.full((*self._cps, 2), _EMPTY, dtype=np.uint64)
+        self._index_nbytes = codec.index_nbytes(self._shard_shape)
+        self._index_first = codec.index_location == "start"
+        self._end = self._index_nbytes if self._index_first else 0
+        self._last: tuple[int, tuple[int, ...]] | None = None
+        self._parts: list[Any] = []
+        self._buffer: np.ndarray[Any, Any] | None = None
+        if capacity is not None:
+            size = self._index_nbytes + capacity
+            if buffer is not None and buffer.dtype == np.uint8 and len(buffer) >= size:
+                self._buffer = buffer
+            else:
+                # np.empty leaves the pages untouched: only the bytes written use memory.
+                self._buffer = np.empty(size, dtype=np.uint8)
+
+    def check_coords(self, coords: Sequence[int]) -> tuple[int, ...]:
+        """``coords`` as ints; ValueError if they are outside the shard."""
+        key = tuple(int(c) for c in coords)
+        if len(key) != len(self._cps) or any(
+            not 0 <= c < n for c, n in zip(key, self._cps, strict=True)
+        ):
+            raise ValueError(f"inner chunk {key} is outside a shard of {self._cps} chunks")
+        return key
+
+    def morton_sorted(self, coords: Iterable[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """``coords`` in the order :meth:`add` takes them."""
+        rank = self._rank
+        return sorted(coords, key=lambda c: int(rank[c]))
+
+    def add(self, coords: Sequence[int], data: bytes | bytearray | memoryview) -> None:
+        """Append one inner chunk's encoded bytes (copied now when there is a buffer)."""
+        key = self.check_coords(coords)
+        rank = int(self._rank[key])
+        if self._last is not None and rank <= self._last[0]:
+            raise ValueError(f"inner chunk {key} comes before {self._last[1]} in Morton "
+                             f"order; add chunks in that order")
+        self._last = (rank, key)
+        nbytes = memoryview(data).nbytes
+        self._entries[key] = (self._end, nbytes)
+        if self._buffer is None:
+            self._parts.append(data)
+        else:
+            self._reserve(self._end + nbytes)
+            self._buffer[self._end:self._end + nbytes] = np.frombuffer(data, dtype=np.uint8)
+        self._end += nbytes
+
+    def _reserve(self, nbytes: int) -> None:
+        # Stored chunks kept from an old shard may exceed the caller's bound; grow then.
+        assert self._buffer is not None
+        if nbytes > len(self._buffer):
+            grown = np.empty(max(nbytes, 2 * len(self._buffer)), dtype=np.uint8)
+            grown[:self._end] = self._buffer[:self._end]
+            self._buffer = grown
+
+    def detach(self) -> np.ndarray[Any, Any] | None:
+        """The buffer (None without ``capacity``), which this builder no longer uses: any
+        shard :meth:`finish` returned is a view of it."""
+        buffer, self._buffer = self._buffer, None
+        return buffer
+
+    def finish(self) -> bytes | memoryview | None:
+        """The shard (a view of the buffer when there is one), or None if no chunk was
+        added."""
+        if self._last is None:
+            return None
+        index = self._codec.encode_index(self._entries, self._shard_shape)
+        if self._buffer is None:
+            parts = [index, *self._parts] if self._index_first else [*self._parts, index]
+            self._parts = []
+            return b"".join(parts)
+        raw = np.frombuffer(index, dtype=np.uint8)
+        if self._index_first:
+            self._buffer[:self._index_nbytes] = raw
+            return self._buffer[:self._end].data
+        self._reserve(self._end + self._index_nbytes)
+        self._buffer[self._end:self._end + self._index_nbytes] = raw
+        return self._buffer[:self._end + self._index_nbytes].data
 
 
 class ShardingCodec(ArrayBytesCodec):
@@ -384,37 +521,16 @@ class ShardingCodec(ArrayBytesCodec):
         >>> codec.assemble({(0,): None}, (2,)) is None
         True
         """
-        cps = self.chunks_per_shard(shard_shape)
-        rank = morton_rank(cps)
-        present: list[tuple[int, ...]] = []
+        builder = ShardBuilder(self, shard_shape)
+        present: dict[tuple[int, ...], bytes | memoryview] = {}
         for coords, data in inner.items():
-            key = tuple(int(c) for c in coords)
-            if len(key) != len(cps) or any(
-                not 0 <= c < n for c, n in zip(key, cps, strict=True)
-            ):
-                raise ValueError(f"inner chunk {key} is outside a shard of {cps} chunks")
+            key = builder.check_coords(coords)
             if data is not None:
-                present.append(key)
-        if not present:
-            return None
-        present.sort(key=lambda c: int(rank[c]))
-        entries = np.full((*cps, 2), _EMPTY, dtype=np.uint64)
-        index_nbytes = self.index_nbytes(shard_shape)
-        offset = index_nbytes if self.index_location == "start" else 0
-        parts: list[Any] = []
-        for key in present:
-            data = inner[key]
-            assert data is not None
-            nbytes = memoryview(data).nbytes
-            entries[key] = (offset, nbytes)
-            parts.append(data)
-            offset += nbytes
-        index = self.encode_index(entries, shard_shape)
-        if self.index_location == "start":
-            parts.insert(0, index)
-        else:
-            parts.append(index)
-        return b"".join(parts)
+                present[key] = data
+        for key in builder.morton_sorted(present):
+            builder.add(key, present[key])
+        shard = builder.finish()
+        return None if shard is None else bytes(shard)
 
     # --- whole shards --------------------------------------------------------------------
 
