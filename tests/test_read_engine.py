@@ -106,6 +106,7 @@ def test_reads_match_numpy_on_every_route(tmp_path: Path, zarr_format: int, code
 
     if pool:
         monkeypatch.setattr(array_module, "_INLINE_WORK_BYTES", 0)
+        monkeypatch.setattr(array_module, "_POOL_COPY_BYTES", 0)
         monkeypatch.setattr(zk.config, "threads", 3)
     data = (np.arange(23 * 17 * 5).reshape(23, 17, 5) * 2654435761 % 65521).astype("<u2")
     compressors: Any = {

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import threading
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -45,3 +46,37 @@ def scratch_array(shape: tuple[int, ...], dtype: np.dtype[Any], order: str = "C"
     if buffer is None or buffer.nbytes < nbytes:
         buffer = _state.buffer = np.empty(max(nbytes, 64), dtype=np.uint8)
     return buffer[:nbytes].view(dtype).reshape(shape, order=order)  # type: ignore[call-overload,no-any-return]
+
+
+# Below this many bytes the views copy_into makes cost more than numpy's own loop saves.
+ROW_COPY_FROM = 16 << 10
+
+
+def copy_into(destination: np.ndarray[Any, Any], source: Any) -> None:
+    """``destination[...] = source``, row by row when both have contiguous rows.
+
+    numpy copies a chunk into a bigger array one short row (a few hundred bytes) per
+    inner-loop call; seeing each row as one opaque item makes the innermost loop run over
+    rows instead: 1.5x faster for 32^3 and 1.8x for 128^3 uint16 chunks (measured), slower
+    for small ones, which keep numpy's copy. Bytes are copied as they are, so only types
+    without Python objects qualify.
+
+    >>> out = np.zeros((2, 4), "u2"); copy_into(out[:, 1:3], np.array([[1, 2], [3, 4]], "u2"))
+    >>> out.tolist()
+    [[0, 1, 2, 0], [0, 3, 4, 0]]
+    """
+    if (type(source) is np.ndarray and source.nbytes >= ROW_COPY_FROM
+            and source.shape == destination.shape
+            and source.dtype == destination.dtype and destination.ndim > 1
+            and not destination.dtype.hasobject and destination.shape[-1] > 0
+            and destination.strides[-1] == destination.itemsize
+            and source.strides[-1] == source.itemsize):
+        row = _row_dtype(destination.shape[-1] * destination.itemsize)
+        np.copyto(destination.view(row)[..., 0], source.view(row)[..., 0])
+    else:
+        destination[...] = source
+
+
+@lru_cache(maxsize=64)
+def _row_dtype(nbytes: int) -> np.dtype[Any]:
+    return np.dtype(f"V{nbytes}")

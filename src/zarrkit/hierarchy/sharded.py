@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from zarrkit.buffers import copy_into
 from zarrkit.codecs.v3.sharding import ShardBuilder, coalesce_ranges
 from zarrkit.concurrency import chunk_lock, drain, parallel_map
 from zarrkit.errors import ChunkDecodeError
@@ -164,34 +165,6 @@ def _is_view_selection(selection: Any) -> bool:
             and all(type(s) is slice for s in selection))
 
 
-def _assign(destination: np.ndarray[Any, Any], source: Any) -> None:
-    """``destination[...] = source``, row by row when both have contiguous rows.
-
-    numpy copies an inner chunk into a bigger array one short row (a few dozen bytes) per
-    inner-loop call; seeing each row as one opaque item makes the innermost loop run over
-    rows instead, which measured 1.5x faster for 32^3 uint16 chunks. Bytes are copied as
-    they are, so only types without Python objects qualify.
-
-    >>> out = np.zeros((2, 4), "u2"); _assign(out[:, 1:3], np.array([[1, 2], [3, 4]], "u2"))
-    >>> out.tolist()
-    [[0, 1, 2, 0], [0, 3, 4, 0]]
-    """
-    if (type(source) is np.ndarray and source.shape == destination.shape
-            and source.dtype == destination.dtype and destination.ndim > 1
-            and not destination.dtype.hasobject and destination.shape[-1] > 0
-            and destination.strides[-1] == destination.itemsize
-            and source.strides[-1] == source.itemsize):
-        row = _row_dtype(destination.shape[-1] * destination.itemsize)
-        np.copyto(destination.view(row)[..., 0], source.view(row)[..., 0])
-    else:
-        destination[...] = source
-
-
-@lru_cache(maxsize=64)
-def _row_dtype(nbytes: int) -> np.dtype[Any]:
-    return np.dtype(f"V{nbytes}")
-
-
 def _read_index(array: Array, key: str, shard_shape: tuple[int, ...]) -> Any:
     sharding = array._pipeline.sharding
     nbytes = sharding.index_nbytes(shard_shape)
@@ -304,7 +277,7 @@ class _RangeReader:
             layout.inner_pipeline.decode_into(piece, destination, what=what)
             return
         chunk = self._decode_scratch(piece, what)
-        _assign(destination, chunk if whole else chunk[projection.chunk_selection])
+        copy_into(destination, chunk if whole else chunk[projection.chunk_selection])
 
     def _decode_scratch(self, piece: memoryview, what: str) -> np.ndarray[Any, Any]:
         """The chunk decoded into this thread's scratch chunk (valid until the next)."""
@@ -428,7 +401,7 @@ class _ShardWriter:
             if self.is_scalar:
                 chunk[selection] = source
             elif _is_view_selection(selection) and _is_view_selection(projection.out_selection):
-                _assign(chunk[selection], source[projection.out_selection])
+                copy_into(chunk[selection], source[projection.out_selection])
             else:
                 chunk[selection] = source[projection.out_selection]
         if not array.write_empty_chunks and array._is_all_fill(chunk):
