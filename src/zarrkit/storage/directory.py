@@ -18,7 +18,7 @@ import mmap
 import os
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from zarrkit.config import config
@@ -26,6 +26,30 @@ from zarrkit.storage.base import Buffer, Store
 from zarrkit.storage.keys import validate_key, validate_prefix
 
 TEMP_PREFIX = ".zarrkit-tmp-"
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # O_BINARY: no newline translation
+
+
+def _read_at(fd: int, offset: int, length: int) -> bytes:
+    """``length`` bytes of the file from ``offset`` (fewer only at its end)."""
+    if not hasattr(os, "pread"):  # Windows
+        os.lseek(fd, offset, os.SEEK_SET)
+        return _read_all(lambda n, _: os.read(fd, n), offset, length)
+    return _read_all(lambda n, at: os.pread(fd, n, at), offset, length)
+
+
+def _read_all(read: Callable[[int, int], bytes], offset: int, length: int) -> bytes:
+    data = read(length, offset)
+    if len(data) == length or not data:
+        return data
+    parts = [data]  # a short read: keep reading until the length or the end of the file
+    done = len(data)
+    while done < length:
+        part = read(length - done, offset + done)
+        if not part:
+            break
+        parts.append(part)
+        done += len(part)
+    return b"".join(parts)
 
 
 class DirectoryStore(Store):
@@ -59,37 +83,69 @@ class DirectoryStore(Store):
         """The file name of a (validated) key, as a string."""
         return self._root_prefix + (key if os.sep == "/" else key.replace("/", os.sep))
 
-    def _get(self, key: str) -> bytes | None:
+    # Reads use os.open/os.pread/os.close: the builtin open() costs twice the time for a
+    # small chunk (a FileIO object, and read() ends with an extra read that finds EOF),
+    # and measured no faster with two threads than with one.
+    def _open_for_reading(self, key: str) -> int | None:
         try:
-            with open(self._file(key), "rb", buffering=0) as f:
-                return f.read()
+            return os.open(self._file(key), _READ_FLAGS)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
 
+    def _get(self, key: str) -> bytes | None:
+        fd = self._open_for_reading(key)
+        if fd is None:
+            return None
+        try:
+            return _read_at(fd, 0, os.fstat(fd).st_size)
+        except IsADirectoryError:  # os.open succeeds on a directory; reading it fails
+            return None
+        finally:
+            os.close(fd)
+
     def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
         validate_key(key)
-        try:
-            with open(self._file(key), "rb") as f:
-                if start < 0:
-                    size = f.seek(0, os.SEEK_END)
-                    start = max(size + start, 0)
-                f.seek(start)
-                return f.read() if length is None else f.read(length)
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        fd = self._open_for_reading(key)
+        if fd is None:
             return None
+        try:
+            size = os.fstat(fd).st_size
+            if start < 0:
+                start = max(size + start, 0)
+            stop = size if length is None else min(size, start + length)
+            return _read_at(fd, start, max(stop - start, 0))
+        except IsADirectoryError:
+            return None
+        finally:
+            os.close(fd)
 
     def get_into(self, key: str, out: memoryview) -> bool:
         """Read ``key`` straight into ``out`` (which must be exactly its size); return
         False if the key is missing. Lets uncompressed chunks skip a copy."""
         validate_key(key)
-        try:
-            with open(self._file(key), "rb", buffering=0) as f:
-                n = f.readinto(out)  # type: ignore[attr-defined]
-                if n != len(out) or f.read(1):
-                    raise ValueError(f"size of {key!r} differs from the expected {len(out)}")
-                return True
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        fd = self._open_for_reading(key)
+        if fd is None:
             return False
+        try:
+            size = os.fstat(fd).st_size
+            target = memoryview(out).cast("B")
+            if size != target.nbytes:
+                raise ValueError(f"size of {key!r} ({size}) differs from the expected "
+                                 f"{target.nbytes}")
+            if not hasattr(os, "readv"):  # Windows
+                target[:] = _read_at(fd, 0, size)
+                return True
+            done = 0
+            while done < size:
+                n = os.readv(fd, [target[done:]])
+                if n <= 0:
+                    raise ValueError(f"{key!r} ended after {done} of {size} bytes")
+                done += n
+            return True
+        except IsADirectoryError:
+            return False
+        finally:
+            os.close(fd)
 
     def map_value(self, key: str) -> memoryview | None:
         """A read-only, zero-copy view of ``key``'s file mapped into memory, or None if the
