@@ -537,14 +537,20 @@ class Array:
             raise OutputArrayError(f"out= for array {self.name!r} {problem}")
         return out  # type: ignore[no-any-return]
 
-    def _read(self, indexer: Any, out: np.ndarray[Any, Any] | None = None) -> Any:
-        projections: list[ChunkProjection] = list(indexer)
+    def _output(self, indexer: Any, out: np.ndarray[Any, Any] | None
+                ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        """(the result of a read: ``out`` once checked, or a new array; the array the
+        indexer's ``out_selection`` address: the result, flattened for pointwise reads)."""
         flat = getattr(indexer, "flat_output", False)
         if out is None:
             result = np.empty(indexer.shape, dtype=self.dtype)
         else:
             result = self._check_output(out, indexer.shape, flat=flat)
-        target = result.reshape(-1) if flat else result
+        return result, (result.reshape(-1) if flat else result)
+
+    def _read(self, indexer: Any, out: np.ndarray[Any, Any] | None = None) -> Any:
+        projections: list[ChunkProjection] = list(indexer)
+        result, target = self._output(indexer, out)
         read_batch = self._batch_reader(target)
         if self._read_in_pool(projections, result):
             parallel_batches(read_batch, projections)

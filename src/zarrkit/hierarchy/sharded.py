@@ -199,12 +199,7 @@ def read_sharded(array: Array, factory: IndexerFactory, selection: Any,
     when given (it must fit the selection, see ``Array._check_output``)."""
     layout = _Layout.of(array)
     indexer, jobs = _shard_jobs(layout, factory, selection)
-    flat = getattr(indexer, "flat_output", False)
-    if out is None:
-        result = np.empty(indexer.shape, dtype=array.dtype)
-    else:
-        result = array._check_output(out, indexer.shape, flat=flat)
-    target = result.reshape(-1) if flat else result
+    result, target = array._output(indexer, out)
     # Indexes first (one small request per shard), then the inner chunks as one queue of
     # byte ranges shared by all threads.
     plans = parallel_map(lambda job: _plan_reads(layout, target, job), jobs)
