@@ -1,7 +1,7 @@
 """Run zarrkit's benchmark suite (cases S1–S10 of BENCHMARKS.md) against its peers.
 
-    .venv/bin/python bench/run.py                       # full mode, writes docs/benchmarks.md
-    .venv/bin/python bench/run.py --quick               # sizes / 16, prints the tables only
+    .venv/bin/python bench/run.py --out docs/benchmarks.md   # full mode (what `make bench` runs)
+    .venv/bin/python bench/run.py --quick               # sizes / 16, prints the ratio table
     .venv/bin/python bench/run.py --cases S1,S5 --repeat 3 --out /tmp/b.md
 
 Protocol: each (case, library) measurement runs in a fresh child process (``worker.py``),
@@ -528,8 +528,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=None,
                         help="processes per (case, library); default 5 (3 with --quick)")
     parser.add_argument("--out", default=None,
-                        help="markdown report to write (default: docs/benchmarks.md in full "
-                             "mode, none with --quick)")
+                        help="markdown report to write (default: none, the ratio table is "
+                             "printed; `make bench` writes docs/benchmarks.md)")
     parser.add_argument("--json", default=None, help="also dump the raw samples here")
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds per child process (default 900, 240 with --quick)")
@@ -544,8 +544,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error(f"unknown cases {sorted(unknown)}; choose from {all_cases}")
     if args.repeat is None:
         args.repeat = 3 if args.quick else 5
-    if args.out is None and not args.quick:
-        args.out = "docs/benchmarks.md"
     return args
 
 
