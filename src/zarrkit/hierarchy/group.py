@@ -37,8 +37,11 @@ from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP
 from zarrkit.paths import join_path, key_prefix, normalize_path
 from zarrkit.storage.base import Store
 
-# The documents read for each candidate member, in find_node's order of precedence.
+# The documents node_from_values takes for a member, in find_node's order of precedence,
+# and those read for a member of a v3 and of a v2 group.
 _MEMBER_KEYS = (ZARR_JSON, ZARRAY, ZGROUP, ZATTRS)
+_MEMBER_KEYS_V3 = (ZARR_JSON,)
+_MEMBER_KEYS_V2 = (ZARRAY, ZGROUP, ZATTRS)
 
 
 class Group:
@@ -203,18 +206,16 @@ class Group:
         when ``parse``), each parsed only when the iteration reaches it."""
         prefix = key_prefix(self._path)
         _, candidates = self._store.list_dir(prefix)  # type: ignore[attr-defined]
-        if self._zarr_format == 3:
-            # A v3 group's members are v3 nodes (as zarr-python reads them): only their
-            # zarr.json is read, not three v2 documents that are almost never there.
-            names: tuple[str, ...] = (ZARR_JSON,)
-        else:
-            names = _MEMBER_KEYS if parse else _MEMBER_KEYS[:3]
+        # Members are nodes of the group's own format (as zarr-python reads them): a v3
+        # group's have a zarr.json, a v2 group's a .zarray or .zgroup (and .zattrs), and
+        # the other format's documents, almost never there, are not asked for.
+        names = _MEMBER_KEYS_V3 if self._zarr_format == 3 else (
+            _MEMBER_KEYS_V2 if parse else _MEMBER_KEYS_V2[:2])
         width = len(names)
         values = read_values(self._store, [f"{prefix}{c}/{n}" for c in candidates for n in names])
         for i, candidate in enumerate(candidates):
-            raw = values[width * i:width * (i + 1)]
-            if width == 1:
-                raw = [raw[0], None, None, None]
+            found_values = dict(zip(names, values[width * i:width * (i + 1)], strict=True))
+            raw = [found_values.get(name) for name in _MEMBER_KEYS]
             if parse:
                 found = node_from_values(join_path(self._path, candidate), *raw)
                 if found is not None:
