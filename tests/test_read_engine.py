@@ -329,3 +329,20 @@ def test_sharded_reads_fill_a_caller_buffer() -> None:
     np.testing.assert_array_equal(points, source[[0, 11], [9, 0]])
     with pytest.raises(OutputArrayError, match="shape"):
         a.read(out=np.empty((12, 9), "<i4"))
+
+
+def test_mapped_reads_of_compressed_zip_members_are_read_instead(tmp_path: Path) -> None:
+    """A ZIP written by another tool may deflate uncompressed chunks: those cannot be
+    mapped, and are read."""
+    import zipfile
+
+    data = np.arange(40, dtype="<u2").reshape(4, 10)
+    zk.from_array(tmp_path / "d", data=data, chunks=(2, 5), compressors=None)
+    with zipfile.ZipFile(tmp_path / "a.zip", "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for file in sorted((tmp_path / "d").rglob("*")):
+            if file.is_file():
+                zf.write(file, file.relative_to(tmp_path / "d").as_posix())
+    with ZipStore(tmp_path / "a.zip") as store:
+        a = zk.open_array(store, mode="r", mmap=True)
+        np.testing.assert_array_equal(a[...], data)
+        np.testing.assert_array_equal(a[2:4, 5:10], data[2:4, 5:10])

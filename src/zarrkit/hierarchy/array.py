@@ -656,7 +656,7 @@ class Array:
                 for projection, key in zip(batch, keys, strict=True):
                     read_into(projection, key)
                 return []
-            values = ([self._store.map_value(key) for key in keys]  # type: ignore[attr-defined]
+            values = ([self._mapped_value(key) for key in keys]
                       if mapped else self._store.get_many(keys))
             for projection, key, data in zip(batch, keys, values, strict=True):
                 place(projection, key, data)
@@ -678,6 +678,14 @@ class Array:
             return None
         contiguous = view.flags.f_contiguous if self.order == "F" else view.flags.c_contiguous
         return view if contiguous else None
+
+    def _mapped_value(self, key: str) -> Any:
+        """The stored value of ``key`` mapped into memory, or read when it cannot be
+        mapped (a compressed ZIP member), or None when missing."""
+        try:
+            return self._store.map_value(key)  # type: ignore[attr-defined]
+        except ValueError:
+            return self._store.get(key)
 
     def _mapped_selection(self, indexer: Any) -> np.ndarray[Any, Any] | None:
         """A read-only view into the memory-mapped chunk holding a one-chunk basic
