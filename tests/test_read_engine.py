@@ -346,3 +346,20 @@ def test_mapped_reads_of_compressed_zip_members_are_read_instead(tmp_path: Path)
         a = zk.open_array(store, mode="r", mmap=True)
         np.testing.assert_array_equal(a[...], data)
         np.testing.assert_array_equal(a[2:4, 5:10], data[2:4, 5:10])
+
+
+def test_zstd_chunks_of_several_frames_decode_whole() -> None:
+    """A chunk written as two zstd frames (a streaming writer may do that) decodes to
+    both frames' bytes, in a v2 and a v3 array."""
+    first = numcodecs.Zstd().encode(np.arange(0, 4, dtype="<u2"))
+    second = numcodecs.Zstd().encode(np.arange(4, 8, dtype="<u2"))
+    for zarr_format, compressors in ((3, V3_CODEC_CHAINS["zstd"]), (2, [numcodecs.Zstd()])):
+        store = MemoryStore()
+        a = zk.create_array(store, shape=(8,), chunks=(8,), dtype="<u2",
+                            compressors=compressors, zarr_format=zarr_format)
+        key = "c/0" if zarr_format == 3 else "0"
+        store.set(key, first + second)
+        np.testing.assert_array_equal(a[...], np.arange(8))
+        store.set(key, first + b"junk")  # trailing bytes that are no frame: refused
+        with pytest.raises(ChunkDecodeError):
+            a[...]

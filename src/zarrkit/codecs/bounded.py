@@ -69,6 +69,15 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
     return decompressor
 
 
+def _zstd_single_frame(data: Any) -> bytes | None:
+    """``data`` decoded with this thread's context when it is one zstd frame, else None
+    (several frames, which numcodecs decodes and this context would cut at the first)."""
+    try:
+        return _zstd_decompressor().decompress(data, allow_extra_data=False)  # type: ignore[no-any-return]
+    except zstandard.ZstdError:
+        return None
+
+
 def _stream_decode(decompressor: Any, data: Any, limit: int, what: str) -> bytes:
     out = decompressor.decompress(bytes(data), limit + 1)
     if len(out) > limit:
@@ -121,10 +130,10 @@ def decode_bounded(
     """
     codec_id = getattr(codec, "codec_id", None)
     try:
-        if codec_id == "zstd" and limit is None:
-            declared = zstd_content_size(data)
-            if declared:
-                return _zstd_decompressor().decompress(data)
+        if codec_id == "zstd" and limit is None and zstd_content_size(data):
+            decoded = _zstd_single_frame(data)
+            if decoded is not None:
+                return decoded
         if limit is not None:
             if codec_id == "blosc" and len(data) >= 16:
                 nbytes, _, cbytes = struct.unpack_from("<III", memoryview(data), 4)
@@ -143,7 +152,9 @@ def decode_bounded(
                     return _zstd_undeclared(codec, data, limit, exact, what)
                 if declared == 0:  # numcodecs refuses frames of empty content
                     return b""
-                return _zstd_decompressor().decompress(data)
+                decoded = _zstd_single_frame(data)
+                if decoded is not None:
+                    return decoded
             elif codec_id == "lz4" and len(data) >= 4:
                 if struct.unpack_from("<i", memoryview(data), 0)[0] > limit:
                     raise _too_big(what, limit)
