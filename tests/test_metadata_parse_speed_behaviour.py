@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import zarrkit as zk
 import zarrkit.codecs.v3  # noqa: F401  (registers the v3 codecs the documents use)
+from zarrkit.caching import BoundedCache
 from zarrkit.errors import MetadataError
 from zarrkit.hierarchy.creation import array_metadata_v3, shared_pipeline
 from zarrkit.metadata import chunk_grid as chunk_grid_module
@@ -256,10 +257,10 @@ def test_opening_alike_arrays_parses_their_shared_pieces_once(
         root.create_array(f"a{i}", shape=(7,), chunks=(7,), dtype="float32", fill_value=0.25,
                           attributes={"index": i})
     zk.consolidate_metadata(store)
-    monkeypatch.setattr(dtypes_v3, "_BY_NAME", {})
-    monkeypatch.setattr(fill_value, "_DECODED_V3", {})
-    monkeypatch.setattr(chunk_grid_module, "_PARSED", {})
-    monkeypatch.setattr(cke_module, "_PARSED", {})
+    monkeypatch.setattr(dtypes_v3, "_BY_NAME", BoundedCache(256))
+    monkeypatch.setattr(fill_value, "_DECODED_V3", BoundedCache(1024))
+    monkeypatch.setattr(chunk_grid_module, "_PARSED", BoundedCache(256))
+    monkeypatch.setattr(cke_module, "_PARSED", BoundedCache(64))
     data_types = _counting(monkeypatch, dtypes_v3, "_parse_data_type_v3")
     fills = _counting(monkeypatch, fill_value, "_decode_fill_value_v3")
     grids = _counting(monkeypatch, RegularChunkGrid, "from_json")

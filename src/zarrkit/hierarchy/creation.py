@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numcodecs.abc import Codec
 
+from zarrkit.caching import BoundedCache
 from zarrkit.codecs.registry import codec_json_v3, to_codec
 from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.errors import MetadataError
@@ -313,8 +314,7 @@ def array_metadata_v3(
 # Validated codec chains by (chain, chunk spec): building a pipeline was a third of the
 # cost of creating a small array, and a hierarchy usually repeats one chain. Only
 # successes are kept (registering a codec cannot make a valid chain invalid).
-_VALIDATED: dict[tuple[Any, ...], tuple[dict[str, Any] | None, ...]] = {}
-_VALIDATED_LIMIT = 256
+_VALIDATED: BoundedCache[tuple[Any, ...], tuple[dict[str, Any] | None, ...]] = BoundedCache(256)
 
 
 def _validation_key(metadata: Any, chunk_shape: tuple[int, ...]) -> tuple[Any, ...] | None:
@@ -373,9 +373,7 @@ def validated_codecs(metadata: Any, chunk_shape: tuple[int, ...] | None = None
                               metadata.filters)
         codecs = (*(metadata.filters or ()), metadata.compressor)
     if key is not None:
-        if len(_VALIDATED) >= _VALIDATED_LIMIT:
-            _VALIDATED.clear()
-        _VALIDATED[key] = codecs
+        _VALIDATED.put(key, codecs)
     return codecs
 
 
@@ -383,8 +381,7 @@ def validated_codecs(metadata: Any, chunk_shape: tuple[int, ...] | None = None
 # (building it was two thirds of the cost of an Array object when opening a hierarchy).
 # Pipelines keep no state once built and are already shared by the threads of a read;
 # sharded ones hold a cache of their own and are left out.
-_PIPELINES: dict[tuple[Any, ...], Any] = {}
-_PIPELINES_LIMIT = 256
+_PIPELINES: BoundedCache[tuple[Any, ...], Any] = BoundedCache(256)
 
 
 def shared_pipeline(metadata: Any, chunk_shape: tuple[int, ...] | None,
@@ -413,9 +410,7 @@ def shared_pipeline(metadata: Any, chunk_shape: tuple[int, ...] | None,
     if pipeline is None:
         pipeline = build(metadata, chunk_shape)
         if getattr(pipeline, "sharding", None) is None:
-            if len(_PIPELINES) >= _PIPELINES_LIMIT:
-                _PIPELINES.clear()
-            _PIPELINES[key] = pipeline
+            _PIPELINES.put(key, pipeline)
     return pipeline
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from zarrkit import registry
+from zarrkit.caching import BoundedCache
 from zarrkit.errors import MetadataError, UnsupportedExtensionError
 from zarrkit.metadata.dtypes_v3 import parse_extension
 
@@ -324,27 +325,24 @@ def parse_chunk_grid(value: Any) -> ChunkGrid:
     """
     key = _plain_key(value)
     if key is not None:
-        cached = _PARSED.get(key)
         # Valid while the name maps to the same class (register_chunk_grid may replace it).
-        if cached is not None and registry.chunk_grids.get(key[0]) is cached[0]:
-            return cached[1]
+        cached = _PARSED.get_for(key, registry.chunk_grids.get(key[0]))
+        if cached is not None:
+            return cached
     ref = parse_extension(value, "chunk grid")
     grid_class = registry.chunk_grids.get(ref.name)
     if grid_class is None:
         raise UnsupportedExtensionError(f"unsupported chunk grid {ref.name!r}")
     grid: ChunkGrid = grid_class.from_json(value)  # type: ignore[attr-defined]
     if key is not None and type(grid) is RegularChunkGrid:
-        if len(_PARSED) >= _PARSED_LIMIT:
-            _PARSED.clear()
-        _PARSED[key] = (grid_class, grid)
+        _PARSED.put_for(key, grid_class, grid)
     return grid
 
 
 # Regular grids parsed from their plain JSON form, with the class that parsed them: the
 # arrays of a hierarchy mostly share a chunk shape, and a grid is immutable. Only
 # successes are kept, so an invalid grid fails every time.
-_PARSED: dict[tuple[str, tuple[int, ...]], tuple[object, ChunkGrid]] = {}
-_PARSED_LIMIT = 256
+_PARSED: BoundedCache[tuple[str, tuple[int, ...]], ChunkGrid] = BoundedCache(256)
 
 
 def _plain_key(value: Any) -> tuple[str, tuple[int, ...]] | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zarrkit import registry
+from zarrkit.caching import BoundedCache
 from zarrkit.errors import MetadataError, UnsupportedExtensionError
 from zarrkit.metadata.dtypes_v3 import parse_extension
 
@@ -124,10 +125,10 @@ class ChunkKeyEncoding:
         """
         key = _plain_key(value)
         if key is not None:
-            cached = _PARSED.get(key)
             # Valid while the name maps to the same factory (it may be registered again).
-            if cached is not None and registry.chunk_key_encodings.get(key[0]) is cached[0]:
-                return cached[1]
+            cached = _PARSED.get_for(key, registry.chunk_key_encodings.get(key[0]))
+            if cached is not None:
+                return cached
         ref = parse_extension(value, "chunk key encoding")
         factory = registry.chunk_key_encodings.get(ref.name)
         if factory is None:
@@ -137,17 +138,14 @@ class ChunkKeyEncoding:
             raise TypeError(f"the factory of chunk key encoding {ref.name!r} returned "
                             f"{result!r}")
         if key is not None and type(result) is ChunkKeyEncoding:
-            if len(_PARSED) >= _PARSED_LIMIT:
-                _PARSED.clear()
-            _PARSED[key] = (factory, result)
+            _PARSED.put_for(key, factory, result)
         return result
 
 
 # Encodings parsed from their plain JSON forms, with the factory that built them: every
 # array of a hierarchy usually has the same one, and a ChunkKeyEncoding is immutable (a
 # subclass from a third-party factory is not cached). Only successes are kept.
-_PARSED: dict[tuple[str, str | None, bool], tuple[object, ChunkKeyEncoding]] = {}
-_PARSED_LIMIT = 64
+_PARSED: BoundedCache[tuple[str, str | None, bool], ChunkKeyEncoding] = BoundedCache(64)
 
 
 def _plain_key(value: Any) -> tuple[str, str | None, bool] | None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.caching import BoundedCache
 from zarrkit.errors import UnsupportedDataTypeError
 
 _TYPESTR = re.compile(r"^[<>|]([biufcSUV]\d+|[mM]8\[(?P<unit>[A-Za-z]+)\]|O)$")
@@ -32,9 +33,7 @@ def parse_dtype_v2(value: Any) -> np.dtype[Any]:
         dtype = _TYPESTRS.get(value)
         if dtype is None:
             dtype = _parse_typestr(value)
-            if len(_TYPESTRS) >= 256:
-                _TYPESTRS.clear()
-            _TYPESTRS[value] = dtype
+            _TYPESTRS.put(value, dtype)
         return dtype
     if isinstance(value, list):
         return np.dtype(_parse_fields(value))
@@ -43,7 +42,7 @@ def parse_dtype_v2(value: Any) -> np.dtype[Any]:
 
 # Parsed typestrs: a hierarchy repeats a few, and a numpy dtype is immutable. Only
 # successes are kept, so an invalid typestr fails every time.
-_TYPESTRS: dict[str, np.dtype[Any]] = {}
+_TYPESTRS: BoundedCache[str, np.dtype[Any]] = BoundedCache(256)
 
 
 def _parse_typestr(value: str) -> np.dtype[Any]:

@@ -37,6 +37,7 @@ import ml_dtypes
 import numpy as np
 
 from zarrkit import registry
+from zarrkit.caching import BoundedCache
 from zarrkit.errors import (
     MetadataError,
     UnknownDataTypeError,
@@ -338,14 +339,13 @@ def parse_data_type_v3(value: Any) -> DataTypeV3:
     zarrkit.errors.UnknownDataTypeError: unsupported data type 'float128'
     """
     if type(value) is str:
-        cached = _BY_NAME.get(value)
+        factory = registry.data_types.get(value)
         # Valid while the name maps to the same factory (register_data_type may replace it).
-        if cached is not None and registry.data_types.get(value) is cached[0]:
-            return cached[1]
+        cached = _BY_NAME.get_for(value, factory)
+        if cached is not None:
+            return cached
         result = _parse_data_type_v3(value)
-        if len(_BY_NAME) >= _BY_NAME_LIMIT:
-            _BY_NAME.clear()
-        _BY_NAME[value] = (registry.data_types.get(value), result)
+        _BY_NAME.put_for(value, factory, result)
         return result
     return _parse_data_type_v3(value)
 
@@ -353,8 +353,7 @@ def parse_data_type_v3(value: Any) -> DataTypeV3:
 # Data types parsed from a bare name (as in ``"data_type": "float32"``), with the factory
 # that built them: a hierarchy repeats a few names over and over, and the result of a
 # name is immutable. Only successes are kept, so an invalid name fails every time.
-_BY_NAME: dict[str, tuple[object, DataTypeV3]] = {}
-_BY_NAME_LIMIT = 256
+_BY_NAME: BoundedCache[str, DataTypeV3] = BoundedCache(256)
 
 
 def _parse_data_type_v3(value: Any) -> DataTypeV3:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import ml_dtypes
 import numpy as np
 
+from zarrkit.caching import MISSING, BoundedCache
 from zarrkit.errors import MetadataError
 
 if TYPE_CHECKING:
@@ -176,19 +177,16 @@ def decode_fill_value(
     key = _scalar_key(dtype, value) if dtype.kind in _CACHED_NUMPY_KINDS else None
     if key is None:
         return _decode_fill_value(value, dtype, object_codec)
-    decoded = _DECODED.get(key, _MISSING)
-    if decoded is _MISSING:
+    decoded = _DECODED.get(key, MISSING)
+    if decoded is MISSING:
         decoded = _decode_fill_value(value, dtype, object_codec)
-        if len(_DECODED) >= _DECODED_LIMIT:
-            _DECODED.clear()
-        _DECODED[key] = decoded
+        _DECODED.put(key, decoded)
     return decoded
 
 
 # Decoded v2 fill values by (dtype, JSON value), as for v3 below: only kinds whose value
 # is an immutable numpy scalar and that do not depend on the object codec.
-_DECODED: dict[tuple[Any, ...], Any] = {}
-_DECODED_LIMIT = 1024
+_DECODED: BoundedCache[tuple[Any, ...], Any] = BoundedCache(1024)
 _CACHED_NUMPY_KINDS = frozenset("biufcmMSU")
 
 
@@ -414,12 +412,10 @@ def decode_fill_value_v3(value: Any, data_type: DataTypeV3) -> Any:
     key = _fill_key(value, data_type)
     if key is None:
         return _decode_fill_value_v3(value, data_type)
-    decoded = _DECODED_V3.get(key, _MISSING)
-    if decoded is _MISSING:
+    decoded = _DECODED_V3.get(key, MISSING)
+    if decoded is MISSING:
         decoded = _decode_fill_value_v3(value, data_type)
-        if len(_DECODED_V3) >= _DECODED_V3_LIMIT:
-            _DECODED_V3.clear()
-        _DECODED_V3[key] = decoded
+        _DECODED_V3.put(key, decoded)
     return decoded
 
 
@@ -427,9 +423,7 @@ def decode_fill_value_v3(value: Any, data_type: DataTypeV3) -> Any:
 # data type and fill value, and decoding a float costs a numpy error-state context each
 # time. Only immutable results are kept (numpy scalars other than np.void, str) and only
 # successes, so an invalid value fails every time.
-_DECODED_V3: dict[tuple[Any, ...], Any] = {}
-_DECODED_V3_LIMIT = 1024
-_MISSING = object()
+_DECODED_V3: BoundedCache[tuple[Any, ...], Any] = BoundedCache(1024)
 _CACHED_KINDS = frozenset({"bool", "numeric", "datetime", "string", "fixed_bytes",
                            "fixed_string"})
 
