@@ -4,6 +4,11 @@
 - ``fsync`` (``ZARRKIT_FSYNC``, default ``False``)
 - ``write_empty_chunks`` (``ZARRKIT_WRITE_EMPTY_CHUNKS``, default ``False``)
 - ``default_zarr_format`` (``ZARRKIT_DEFAULT_ZARR_FORMAT``, default ``3``)
+- ``file_locks`` (``ZARRKIT_FILE_LOCKS``, default ``False``): take an OS file lock per
+  chunk or shard key around read-modify-write, so that processes writing parts of one
+  chunk lose nothing (threads of one process are always serialised)
+- ``max_chunk_bytes`` (``ZARRKIT_MAX_CHUNK_BYTES``, default 8 GiB): the largest chunk or
+  shard (decoded) that zarrkit will allocate; beyond it a ResourceLimitError is raised
 
 >>> import zarrkit as zk
 >>> with zk.config.set(fsync=True):
@@ -45,6 +50,10 @@ class Config:
         self.write_empty_chunks: bool = _env_bool("ZARRKIT_WRITE_EMPTY_CHUNKS", False)
         # The format of new nodes when a call does not say.
         self.default_zarr_format: int = _env_int("ZARRKIT_DEFAULT_ZARR_FORMAT", 3)
+        self.file_locks: bool = _env_bool("ZARRKIT_FILE_LOCKS", False)
+        # Far above any real chunk, far below what would exhaust memory by declaration
+        # alone: a hostile document can declare a chunk of 2**62 elements.
+        self.max_chunk_bytes: int = _env_int("ZARRKIT_MAX_CHUNK_BYTES", 8 << 30)
 
     @contextlib.contextmanager
     def set(self, **settings: Any) -> Iterator[Config]:
@@ -72,7 +81,8 @@ class Config:
         return (
             f"Config(threads={self.threads}, fsync={self.fsync}, "
             f"write_empty_chunks={self.write_empty_chunks}, "
-            f"default_zarr_format={self.default_zarr_format})"
+            f"default_zarr_format={self.default_zarr_format}, "
+            f"file_locks={self.file_locks}, max_chunk_bytes={self.max_chunk_bytes})"
         )
 
 

@@ -154,3 +154,50 @@ class UnknownDataTypeError(UnsupportedDataTypeError, UnsupportedExtensionError):
     >>> issubclass(UnknownDataTypeError, UnsupportedExtensionError)
     True
     """
+
+
+class ResourceLimitError(ZarrkitError, MemoryError):
+    """An operation would need more memory or work than zarrkit allows: a chunk or shard
+    beyond ``zarrkit.config.max_chunk_bytes``, a decoded size a chunk cannot hold, a shape
+    whose element count does not fit in 64 bits.
+
+    >>> issubclass(ResourceLimitError, MemoryError)
+    True
+    """
+
+
+class StoreEscapeError(ZarrkitError, PermissionError):
+    """A key would reach outside the store: through a symbolic link that resolves outside
+    a directory store's root, or through a link cycle.
+
+    >>> issubclass(StoreEscapeError, PermissionError)
+    True
+    """
+
+
+class StoreIOError(ZarrkitError, OSError):
+    """The operating system refused a store operation (a name too long for the file
+    system, a file standing where a directory is needed...). The original ``errno`` is
+    kept.
+
+    >>> StoreIOError(36, "name too long").errno
+    36
+    """
+
+
+class StoreLockedError(ZarrkitError, BlockingIOError):
+    """Another process holds the store's write lock (a ZIP archive open for writing
+    elsewhere).
+
+    >>> issubclass(StoreLockedError, OSError)
+    True
+    """
+
+
+class CorruptStoreError(ZarrkitError, ValueError):
+    """A store's container is damaged beyond what zarrkit can read (a ZIP archive whose
+    central directory and local headers are both unreadable).
+
+    >>> issubclass(CorruptStoreError, ValueError)
+    True
+    """
