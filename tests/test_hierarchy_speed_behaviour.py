@@ -56,6 +56,11 @@ class CountingStore(MemoryStore):
         self._count("set_many")
         super().set_many(items)
 
+    def set_if_not_exists(self, key: str, value: Buffer) -> bool:
+        self._count("set_if_not_exists")
+        self.keys_written.append(key)
+        return super().set_if_not_exists(key, value)
+
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         self._count("list_dir")
         return super().list_dir(prefix)
@@ -74,24 +79,29 @@ def _hierarchy(zarr_format: int, count: int = 5) -> CountingStore:
 # --- creating ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("zarr_format", [2, 3])
-def test_create_array_is_one_batched_read_and_one_batched_write(zarr_format: int) -> None:
+def test_create_array_is_one_batched_read_and_one_write_per_document(zarr_format: int) -> None:
     store = _hierarchy(zarr_format, count=1)
     root = zk.open_group(store, mode="r+", zarr_format=zarr_format)
     store.reset()
     root.create_array("x", shape=(10,), chunks=(10,), dtype="f4", attributes={"i": 1})
     # One get_many probes the root and the new path; no snapshot to update, no re-reads.
-    assert store.calls == {"get_many": 1, "set_many": 1, "set": len(store.keys_written)}
+    # The node's document is created only if absent (a racing writer is never replaced);
+    # v2 attributes follow it.
+    expected_calls = {"get_many": 1, "set_if_not_exists": 1}
+    if zarr_format == 2:
+        expected_calls["set"] = 1
+    assert store.calls == expected_calls
     expected = ["x/.zarray", "x/.zattrs"] if zarr_format == 2 else ["x/zarr.json"]
     assert store.keys_written == expected
 
 
-def test_create_array_still_creates_missing_ancestors_in_one_write() -> None:
+def test_create_array_creates_missing_ancestors_only_if_absent() -> None:
     store = _hierarchy(2, count=0)
     root = zk.open_group(store, mode="r+", zarr_format=2)
     store.reset()
     root.create_array("g/h/x", shape=(2,), dtype="u1")
-    assert store.calls["get_many"] == 1 and store.calls["set_many"] == 1
-    assert sorted(store.keys_written) == ["g/.zgroup", "g/h/.zgroup", "g/h/x/.zarray"]
+    assert store.calls == {"get_many": 1, "set_if_not_exists": 3}
+    assert store.keys_written == ["g/.zgroup", "g/h/.zgroup", "g/h/x/.zarray"]
 
 
 def test_create_under_an_array_or_over_a_node_is_refused_before_writing() -> None:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import TypeVar
 
 from zarrkit.config import config
+from zarrkit.storage.locking import key_lock
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -134,20 +135,18 @@ def drain(make_worker: Callable[[], Callable[[T], None]], items: Sequence[T]) ->
         future.result()
 
 
-_LOCK_STRIPES = 1024
-_chunk_locks = [threading.Lock() for _ in range(_LOCK_STRIPES)]
+def chunk_lock(store: object, key: str) -> AbstractContextManager[None]:
+    """Serialise read-modify-write of one chunk (or document) across threads, and across
+    processes where the store and ``zarrkit.config.file_locks`` allow.
 
+    The lock belongs to the store's data, not to the store object: every handle opened on
+    the same directory or archive in this process shares it.
 
-@contextmanager
-def chunk_lock(store: object, key: str) -> Iterator[None]:
-    """Serialise read-modify-write of one chunk across threads.
-
-    Locks are striped by (store, key) so memory stays bounded; a thread holds at most one
-    at a time, so striping cannot deadlock.
-
-    >>> with chunk_lock(object(), "a/0.0"):
+    >>> from zarrkit.storage import MemoryStore
+    >>> with chunk_lock(MemoryStore(), "a/0.0"):
     ...     pass
     """
-    lock = _chunk_locks[hash((id(store), key)) % _LOCK_STRIPES]
-    with lock:
-        yield
+    lock = getattr(store, "key_lock", None)
+    if lock is not None:
+        return lock(key)  # type: ignore[no-any-return]
+    return key_lock(("object", id(store)), key)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
 from typing import Any
 
 
@@ -55,27 +54,24 @@ class Config:
         # alone: a hostile document can declare a chunk of 2**62 elements.
         self.max_chunk_bytes: int = _env_int("ZARRKIT_MAX_CHUNK_BYTES", 8 << 30)
 
-    @contextlib.contextmanager
-    def set(self, **settings: Any) -> Iterator[Config]:
-        """Change settings for the duration of a ``with`` block (or for good, called bare
-        and never exited).
+    def set(self, **settings: Any) -> _Restore:
+        """Change settings now; used in a ``with`` block, they are restored at its end.
 
         >>> cfg = Config()
         >>> with cfg.set(threads=1):
         ...     cfg.threads
         1
+        >>> _ = cfg.set(fsync=True); cfg.fsync  # called bare: for good
+        True
         """
         previous = {}
-        for name, value in settings.items():
-            if not hasattr(self, name):
+        for name in settings:
+            if not hasattr(self, name) or name.startswith("_"):
                 raise AttributeError(f"unknown zarrkit setting {name!r}")
+        for name, value in settings.items():
             previous[name] = getattr(self, name)
             setattr(self, name, value)
-        try:
-            yield self
-        finally:
-            for name, value in previous.items():
-                setattr(self, name, value)
+        return _Restore(self, previous)
 
     def __repr__(self) -> str:
         return (
@@ -84,6 +80,22 @@ class Config:
             f"default_zarr_format={self.default_zarr_format}, "
             f"file_locks={self.file_locks}, max_chunk_bytes={self.max_chunk_bytes})"
         )
+
+
+class _Restore(contextlib.AbstractContextManager["Config"]):
+    """What ``Config.set`` returns: entering gives the config, exiting restores the
+    settings that ``set`` changed."""
+
+    def __init__(self, config: Config, previous: dict[str, Any]) -> None:
+        self._config = config
+        self._previous = previous
+
+    def __enter__(self) -> Config:
+        return self._config
+
+    def __exit__(self, *exc_info: object) -> None:
+        for name, value in self._previous.items():
+            setattr(self._config, name, value)
 
 
 config = Config()

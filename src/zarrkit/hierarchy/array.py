@@ -29,10 +29,10 @@ from zarrkit.errors import (
     ReadOnlyError,
     UnsupportedOperationError,
 )
-from zarrkit.hierarchy.attributes import Attributes
+from zarrkit.hierarchy.attributes import Attributes, Edit
 from zarrkit.hierarchy.consolidated import record_changes
 from zarrkit.hierarchy.creation import shared_pipeline
-from zarrkit.hierarchy.nodes import array_metadata_key
+from zarrkit.hierarchy.nodes import array_metadata_key, stored_metadata
 from zarrkit.hierarchy.sharded import read_sharded, supports_partial_io, write_sharded
 from zarrkit.indexing import (
     ChunkProjection,
@@ -152,10 +152,24 @@ class Array:
                 store, join_path(path, ZATTRS), read_only=read_only, loaded=attributes
             )
 
-    def _write_attributes_v3(self, attributes: dict[str, Any]) -> None:
-        metadata = self._metadata.with_attributes(attributes)
-        self._write_metadata(metadata)
-        self._metadata = metadata
+    def _write_attributes_v3(self, edit: Edit) -> dict[str, Any]:
+        metadata = self._update_metadata(
+            lambda current: current.with_attributes(edit(dict(current.attributes))))
+        return dict(metadata.attributes)
+
+    def _update_metadata(self, change: Callable[[Any], Any]) -> Any:
+        """Apply ``change`` to the metadata document as stored now, under its key lock,
+        and adopt the result: a resize or an attribute change by another handle since
+        this one was opened is kept, not overwritten with this handle's old copy."""
+        with chunk_lock(self._store, self._metadata_key):
+            metadata = change(stored_metadata(self._store, self._metadata_key,
+                                              self._metadata.zarr_format))
+            document = metadata.to_json()
+            self._store.set(self._metadata_key, dump_json(document))
+        if metadata.zarr_format == 3 and self._path:  # outside the lock: it takes others
+            record_changes(self._store, {self._path: document})
+        self._set_metadata(metadata)
+        return metadata
 
     def _set_metadata(self, metadata: Any) -> None:
         self._metadata = metadata
@@ -865,12 +879,6 @@ class Array:
             parallel_map(write_one, projections)
 
     # --- shape changes ---------------------------------------------------------------------
-    def _write_metadata(self, metadata: Any) -> None:
-        document = metadata.to_json()
-        self._store.set(self._metadata_key, dump_json(document))
-        if metadata.zarr_format == 3 and self._path:
-            record_changes(self._store, {self._path: document})
-
     def resize(self, *shape: Any) -> None:
         """Change the shape; chunks wholly outside the new shape are deleted, and the
         part of a straddling chunk outside it is reset to the fill value.
@@ -887,11 +895,15 @@ class Array:
             raise ValueError(
                 f"cannot resize array {self.name!r} of shape {self.shape} to {new_shape}"
             )
-        old_shape = self.shape
-        new_metadata = self._metadata.with_shape(new_shape)
-        self._write_metadata(new_metadata)
+        old_shape: tuple[int, ...] = ()
+
+        def reshape(current: Any) -> Any:
+            nonlocal old_shape
+            old_shape = tuple(current.shape)
+            return current.with_shape(new_shape)
+
+        self._update_metadata(reshape)
         shrinks = any(n < o for n, o in zip(new_shape, old_shape, strict=True))
-        self._set_metadata(new_metadata)
         if shrinks:
             self._trim_chunks(new_shape)
 

@@ -13,18 +13,26 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
+from zarrkit.concurrency import chunk_lock
 from zarrkit.errors import ReadOnlyError
 from zarrkit.metadata.jsonio import dump_json, load_json_object
 from zarrkit.metadata.v2 import parse_attributes
 from zarrkit.storage.base import Store
 
+#: A change to a node's attributes: the current stored ones in, the new ones out.
+Edit = Callable[[dict[str, Any]], dict[str, Any]]
+
 
 class Attributes(MutableMapping[str, Any]):
-    """Attributes stored as a JSON object under ``key``; every change is one write.
+    """Attributes stored as a JSON object under ``key``.
+
+    Every change is applied to the document *as stored now*, under the key's lock (shared
+    by every handle on the store, and across processes with ``config.file_locks``): two
+    handles that set different attributes both keep theirs.
 
     ``loaded`` may hold an already-read document (from consolidated metadata) so that no
-    store read is needed. ``writer`` replaces the default write of the whole document, for
-    formats that keep attributes inside another document.
+    store read is needed for reading. ``writer`` applies a change itself, for formats that
+    keep attributes inside another document; it returns the new attributes.
 
     >>> from zarrkit.storage import MemoryStore
     >>> a = Attributes(MemoryStore(), "x/.zattrs")
@@ -39,7 +47,7 @@ class Attributes(MutableMapping[str, Any]):
         *,
         read_only: bool = False,
         loaded: dict[str, Any] | None = None,
-        writer: Callable[[dict[str, Any]], None] | None = None,
+        writer: Callable[[Edit], dict[str, Any]] | None = None,
     ) -> None:
         self._store = store
         self._key = key
@@ -55,13 +63,18 @@ class Attributes(MutableMapping[str, Any]):
             )
         return self._cache
 
-    def _write(self, document: dict[str, Any]) -> None:
+    def _change(self, edit: Edit) -> None:
         if self._read_only or self._store.read_only:
             raise ReadOnlyError(f"attributes at {self._key!r} are read-only")
         if self._writer is not None:
-            self._writer(document)
+            document = self._writer(edit)
         else:
-            self._store.set(self._key, dump_json(document))
+            with chunk_lock(self._store, self._key):
+                raw = self._store.get(self._key)
+                current = {} if raw is None else parse_attributes(
+                    load_json_object(raw, key=self._key), self._key)
+                document = edit(current)
+                self._store.set(self._key, dump_json(document))
         self._cache = document
 
     def refresh(self) -> None:
@@ -72,20 +85,22 @@ class Attributes(MutableMapping[str, Any]):
         return self._load()[name]
 
     def __setitem__(self, name: str, value: Any) -> None:
-        self._write({**self._load(), name: value})
+        self._change(lambda current: {**current, name: value})
 
     def __delitem__(self, name: str) -> None:
-        document = dict(self._load())
-        del document[name]
-        self._write(document)
+        if name not in self._load():
+            raise KeyError(name)
+        self._change(lambda current: {k: v for k, v in current.items() if k != name})
 
     def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
         """Change several attributes in one write."""
-        self._write({**self._load(), **dict(*args, **kwargs)})
+        changes = dict(*args, **kwargs)
+        self._change(lambda current: {**current, **changes})
 
     def put(self, document: dict[str, Any]) -> None:
         """Replace all attributes with ``document`` in one write."""
-        self._write(dict(document))
+        replacement = dict(document)
+        self._change(lambda _: dict(replacement))
 
     def asdict(self) -> dict[str, Any]:
         """A copy of the attributes as a plain dict."""

@@ -15,8 +15,8 @@ from typing import Any
 from zarrkit.concurrency import chunk_lock
 from zarrkit.errors import ContainsNodeError, NodeNotFoundError, ReadOnlyError
 from zarrkit.hierarchy.array import Array
-from zarrkit.hierarchy.attributes import Attributes
-from zarrkit.hierarchy.consolidated import current_snapshot, record_changes
+from zarrkit.hierarchy.attributes import Attributes, Edit
+from zarrkit.hierarchy.consolidated import record_changes
 from zarrkit.hierarchy.creation import array_metadata
 from zarrkit.hierarchy.nodes import (
     ZARR_JSON,
@@ -31,6 +31,7 @@ from zarrkit.hierarchy.nodes import (
     node_kind,
     read_values,
     require_group,
+    stored_metadata,
 )
 from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP
@@ -86,20 +87,23 @@ class Group:
                 store, join_path(path, ZATTRS), read_only=read_only, loaded=attributes
             )
 
-    def _write_attributes_v3(self, attributes: dict[str, Any]) -> None:
+    def _write_attributes_v3(self, edit: Edit) -> dict[str, Any]:
         from dataclasses import replace
 
         key = group_metadata_key(self._path, 3)
         with chunk_lock(self._store, key):
-            # Keep the snapshot other writes may have refreshed since this object was made.
-            snapshot = current_snapshot(self._store, self._path)
-            metadata = replace(self._metadata, attributes=dict(attributes),
-                               consolidated_metadata=snapshot)
+            # The stored document, not this object's copy: other handles may have changed
+            # attributes or refreshed the consolidated snapshot since.
+            current = stored_metadata(self._store, key, 3)
+            if not isinstance(current, type(self._metadata)):
+                raise ContainsNodeError(f"{key!r} is no longer a group")
+            metadata = replace(current, attributes=edit(dict(current.attributes)))
             document = metadata.to_json()
             self._store.set(key, dump_json(document))
         self._metadata = metadata
         if self._path:
             record_changes(self._store, {self._path: document})
+        return dict(metadata.attributes)
 
     # --- description ------------------------------------------------------------------------
     @property

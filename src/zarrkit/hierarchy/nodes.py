@@ -250,6 +250,26 @@ def require_group(
     return node
 
 
+def stored_metadata(store: Store, key: str, zarr_format: int) -> Any:
+    """The metadata document at ``key`` as stored now, parsed (a handle's own copy may be
+    older than what other handles wrote since). NodeNotFoundError if it is gone.
+
+    >>> from zarrkit.storage import MemoryStore
+    >>> s = MemoryStore({"zarr.json": b'{"zarr_format": 3, "node_type": "group"}'})
+    >>> stored_metadata(s, "zarr.json", 3)
+    GroupMetadataV3(attributes={}, consolidated_metadata=None, extra={})
+    """
+    raw = store.get(key)
+    if raw is None:
+        raise NodeNotFoundError(f"{key!r} was deleted by another writer")
+    document = load_json_object(raw, key=key)
+    if zarr_format == 3:
+        from zarrkit.metadata.v3 import parse_node_v3
+
+        return parse_node_v3(document, key)
+    return ArrayMetadataV2.from_json(document, key=key)
+
+
 def group_document(zarr_format: int, attributes: dict[str, Any] | None = None) -> bytes:
     """The serialised metadata of a new group.
 
@@ -377,18 +397,27 @@ def create_group_node(
 def _write_node(store: Store, path: str, key: str, document: dict[str, Any],
                 attributes_doc: bytes | None, *, zarr_format: int, overwrite: bool) -> None:
     """Write a new node's metadata ``document`` under ``key`` (and the v2 attributes) with
-    its missing ancestor groups, in one ``set_many``, after every check has passed."""
+    its missing ancestor groups, after every check has passed.
+
+    Documents are created only where none exists (``set_if_not_exists``), as zarr-python
+    does: an implicit ancestor never replaces a group that another writer created
+    meanwhile with its attributes, and of two writers creating the same node without
+    ``overwrite`` one wins and the other gets ContainsNodeError, never a silent loss.
+    """
     encoded = dump_json(document)
     site = _inspect_site(store, path)
     _clear_for_new_node(store, path, site.existing, overwrite=overwrite)
-    items: dict[str, bytes] = {}
     if site.missing:
         empty_group = group_document(zarr_format)
-        items = {group_metadata_key(p, zarr_format): empty_group for p in site.missing}
-    items[key] = encoded
+        for ancestor in site.missing:  # top down, so a parent is there before its child
+            store.set_if_not_exists(group_metadata_key(ancestor, zarr_format), empty_group)
+    if overwrite:
+        store.set(key, encoded)
+    elif not store.set_if_not_exists(key, encoded):
+        raise ContainsNodeError(
+            f"a node was created at path {path or '/'!r} by another writer meanwhile")
     if attributes_doc is not None:
-        items[join_path(path, ZATTRS)] = attributes_doc
-    store.set_many(items)
+        store.set(join_path(path, ZATTRS), attributes_doc)
     # Only format 3 keeps snapshots up to date, and only ancestors can hold one (the read
     # above saw them all): with none there, skip record_changes' reads.
     if zarr_format == 3 and site.snapshots:

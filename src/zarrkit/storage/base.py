@@ -4,11 +4,16 @@ Three capabilities, modelled as protocols so that code says in its signature wha
 (an HTTP store is readable only):
 
 - :class:`ReadableStore`: ``get``, ``get_range``, ``get_many``
-- :class:`WritableStore`: ``set``, ``set_many``, ``delete``, ``delete_prefix``
+- :class:`WritableStore`: ``set``, ``set_if_not_exists``, ``set_many``, ``delete``,
+  ``delete_prefix``
 - :class:`ListableStore`: ``list``, ``list_prefix``, ``list_dir``
 
 :class:`Store` is the base class of zarrkit's own stores: it supplies the batch methods in
 terms of the single-key ones and the read-only guard.
+
+Every store also has a ``lock_identity`` (equal for every handle on the same data, so that
+handles opened separately share their in-process chunk locks) and a ``key_lock(key)``
+context for read-modify-write of one key.
 
 >>> from zarrkit.storage import MemoryStore
 >>> store = MemoryStore()
@@ -20,11 +25,14 @@ b'yz'
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 from zarrkit.errors import ReadOnlyError
 from zarrkit.storage.keys import validate_key, validate_prefix
+from zarrkit.storage.locking import key_lock
 
 Buffer = bytes | bytearray | memoryview
 
@@ -48,6 +56,8 @@ class WritableStore(Protocol):
 
     def set(self, key: str, value: Buffer) -> None: ...
 
+    def set_if_not_exists(self, key: str, value: Buffer) -> bool: ...
+
     def set_many(self, items: Mapping[str, Buffer] | Iterable[tuple[str, Buffer]]) -> None: ...
 
     def delete(self, key: str) -> None: ...
@@ -64,6 +74,11 @@ class ListableStore(Protocol):
     def list_prefix(self, prefix: str) -> Iterator[str]: ...
 
     def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]: ...
+
+
+# The fallback create-if-absent of stores that have no atomic one of their own; never held
+# together with a key lock, so it cannot deadlock with one.
+_create_guard = threading.Lock()
 
 
 class Store:
@@ -134,6 +149,50 @@ class Store:
         if not isinstance(value, (bytes, bytearray, memoryview)):
             raise TypeError(f"store values must be bytes-like, not {type(value).__name__}")
         self._set(key, value)
+
+    def set_if_not_exists(self, key: str, value: Buffer) -> bool:
+        """Store ``value`` under ``key`` only if no value is there; return whether it was
+        stored. Node documents are created this way, so that creating a node never
+        replaces one that another writer made meanwhile.
+
+        This fallback is atomic among the threads of one process only; zarrkit's stores
+        override it with what their medium offers (a hard link for files).
+
+        >>> from zarrkit.storage import MemoryStore
+        >>> s = MemoryStore()
+        >>> s.set_if_not_exists("k", b"a"), s.set_if_not_exists("k", b"b"), s.get("k")
+        (True, False, b'a')
+        """
+        self._check_writable(key)
+        validate_key(key)
+        with _create_guard:
+            if self.get(key) is not None:
+                return False
+            self.set(key, value)
+            return True
+
+    # --- locks --------------------------------------------------------------------------
+    @property
+    def lock_identity(self) -> Hashable:
+        """What the store's key locks are keyed by: equal for every handle on the same
+        data (a directory's resolved path, a ZIP file's inode), so that separately opened
+        handles in one process exclude each other. Here, the object itself.
+
+        >>> from zarrkit.storage import MemoryStore
+        >>> s = MemoryStore(); s.lock_identity == s.lock_identity
+        True
+        """
+        return (type(self).__name__, id(self))
+
+    def key_lock(self, key: str) -> AbstractContextManager[None]:
+        """A context that serialises read-modify-write of ``key`` among every handle on
+        this store's data in the process (and among processes, for stores that can).
+
+        >>> from zarrkit.storage import MemoryStore
+        >>> with MemoryStore().key_lock("a/0"):
+        ...     pass
+        """
+        return key_lock(self.lock_identity, key)
 
     def set_many(self, items: Mapping[str, Buffer] | Iterable[tuple[str, Buffer]]) -> None:
         """Store several values; keys are all validated before anything is written."""

@@ -1,8 +1,19 @@
 """A store on a local directory: one file per key, ``/`` in keys as nested directories.
 
-Writes are atomic: the value goes to a hidden temporary file in the target directory, is
-optionally fsynced (``zarrkit.config.fsync``), then renamed over the target, so a crash leaves
-the old or the new value and never a torn one.
+Writes are atomic: the value goes to a temporary file, is optionally fsynced
+(``zarrkit.config.fsync``, which also syncs the directory after the rename), then renamed
+over the target, so a crash leaves the old or the new value and never a torn one.
+
+Temporary files live beside the store, in ``.zarrkit-tmp-<root name>`` next to the root,
+where no listing of the store (zarrkit's, zarr-python's or ``os.walk``'s) ever looks; the
+cross-process lock file of ``zarrkit.config.file_locks`` lives there too. Temporary files
+left by a killed writer are removed when the store is next opened. Where that directory
+cannot be made (an unwritable parent, another file system) they go into the target's own
+directory under the same hidden prefix, which zarrkit's listings skip and clean.
+
+The store never reaches outside its root: a symbolic link inside it that resolves outside
+(or into a cycle) is refused with StoreEscapeError on reads, writes and deletes, and left
+out of listings. Links that stay inside the root are followed.
 
 >>> import tempfile
 >>> store = DirectoryStore(tempfile.mkdtemp())
@@ -14,19 +25,31 @@ the old or the new value and never a torn one.
 from __future__ import annotations
 
 import errno
+import itertools
 import mmap
 import os
 import shutil
-import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import socket
+import zlib
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from zarrkit.config import config
+from zarrkit.errors import StoreEscapeError, StoreIOError
 from zarrkit.storage.base import Buffer, Store
 from zarrkit.storage.keys import validate_key, validate_prefix
+from zarrkit.storage.locking import key_lock
 
 TEMP_PREFIX = ".zarrkit-tmp-"
+LOCK_FILE_NAME = "locks"
+# Temporary names carry the writer's host and pid, so that cleaning removes only files
+# whose writer is gone; a counter and a per-process salt keep them unique.
+_HOST = f"{zlib.crc32(socket.gethostname().encode()):08x}"
+_SALT = os.urandom(4).hex()
+_COUNTER = itertools.count()
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # O_BINARY: no newline translation
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def _read_at(fd: int, offset: int, length: int) -> bytes:
@@ -67,6 +90,14 @@ class DirectoryStore(Store):
         # Reads build file names by string concatenation: pathlib costs ~15 us per key,
         # as much as reading a small chunk.
         self._root_prefix = str(self.root) + os.sep
+        self._real_root = os.path.realpath(self.root)
+        # Directories (as _file spells them) checked to resolve inside the root: a read
+        # checks its directory once, not once per chunk.
+        self._inside: set[str] = {str(self.root)}
+        real = Path(self._real_root)
+        side = real.parent / f"{TEMP_PREFIX}{real.name}"
+        self._side: str | None = None if real.parent == real else str(side)
+        self._clean_side_directory()
 
     def __repr__(self) -> str:
         return f"DirectoryStore({str(self.root)!r})"
@@ -76,6 +107,33 @@ class DirectoryStore(Store):
 
     __hash__ = None  # type: ignore[assignment]
 
+    # --- identity and locks -------------------------------------------------------------
+    @property
+    def lock_identity(self) -> Hashable:
+        """The same for every handle on this directory, however its path was spelt.
+
+        >>> import os, tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> DirectoryStore(d).lock_identity == DirectoryStore(d + "/.").lock_identity
+        True
+        """
+        return ("directory", self._real_root)
+
+    def key_lock(self, key: str) -> AbstractContextManager[None]:
+        """A lock for read-modify-write of ``key``: shared by every handle on this
+        directory in the process and, with ``zarrkit.config.file_locks``, an OS lock
+        that other processes respect too.
+
+        >>> import tempfile
+        >>> with DirectoryStore(tempfile.mkdtemp()).key_lock("a/0"):
+        ...     pass
+        """
+        lock_file = None
+        if config.file_locks:
+            lock_file = os.path.join(self._side or self._real_root, LOCK_FILE_NAME)
+        return key_lock(self.lock_identity, key, lock_file)
+
+    # --- paths ---------------------------------------------------------------------------
     def _path(self, key: str) -> Path:
         return self.root.joinpath(*key.split("/"))
 
@@ -83,14 +141,58 @@ class DirectoryStore(Store):
         """The file name of a (validated) key, as a string."""
         return self._root_prefix + (key if os.sep == "/" else key.replace("/", os.sep))
 
+    def _resolves_inside(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        return real == self._real_root or real.startswith(self._real_root + os.sep)
+
+    def _check_directory(self, directory: str, key: str) -> None:
+        """Refuse ``key`` if its directory resolves outside the root (a symbolic link)."""
+        if directory in self._inside:
+            return
+        if not self._resolves_inside(directory):
+            raise StoreEscapeError(
+                f"key {key!r} of {self!r} leads outside the store through a symbolic link")
+        if os.path.isdir(directory):  # a directory not there yet may become a link
+            self._inside.add(directory)
+
+    def _check_file(self, file: str, key: str) -> None:
+        """Refuse ``key`` if its file is a link that resolves outside the root."""
+        self._check_directory(file.rpartition(os.sep)[0], key)
+        if os.path.islink(file) and not self._resolves_inside(file):
+            raise StoreEscapeError(
+                f"key {key!r} of {self!r} is a symbolic link leading outside the store")
+
+    def _io_error(self, error: OSError, key: str, action: str) -> Exception:
+        if error.errno == errno.ELOOP:
+            return StoreEscapeError(
+                f"cannot {action} {key!r} in {self!r}: a symbolic link loop ({error})")
+        return StoreIOError(error.errno, f"cannot {action} {key!r} in {self!r}: {error}")
+
     # Reads use os.open/os.pread/os.close: the builtin open() costs twice the time for a
     # small chunk (a FileIO object, and read() ends with an extra read that finds EOF),
     # and measured no faster with two threads than with one.
     def _open_for_reading(self, key: str) -> int | None:
+        file = self._file(key)
+        directory = file.rpartition(os.sep)[0]
+        if directory not in self._inside:
+            self._check_directory(directory, key)
         try:
-            return os.open(self._file(key), _READ_FLAGS)
+            # O_NOFOLLOW: a link as the last component fails here and is checked below.
+            return os.open(file, _READ_FLAGS | _NOFOLLOW)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
+        except OSError as e:
+            if e.errno == errno.ENAMETOOLONG:
+                return None  # no such file can exist
+            if e.errno != errno.ELOOP:
+                raise self._io_error(e, key, "read") from e
+        self._check_file(file, key)
+        try:
+            return os.open(file, _READ_FLAGS)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None  # a dangling link inside the store: no value
+        except OSError as e:
+            raise self._io_error(e, key, "read") from e
 
     def _get(self, key: str) -> bytes | None:
         fd = self._open_for_reading(key)
@@ -121,7 +223,13 @@ class DirectoryStore(Store):
 
     def get_into(self, key: str, out: memoryview) -> bool:
         """Read ``key`` straight into ``out`` (which must be exactly its size); return
-        False if the key is missing. Lets uncompressed chunks skip a copy."""
+        False if the key is missing. Lets uncompressed chunks skip a copy.
+
+        >>> import tempfile
+        >>> s = DirectoryStore(tempfile.mkdtemp()); s.set("k", b"abc")
+        >>> buf = bytearray(3); s.get_into("k", memoryview(buf)), bytes(buf)
+        (True, b'abc')
+        """
         validate_key(key)
         fd = self._open_for_reading(key)
         if fd is None:
@@ -158,45 +266,152 @@ class DirectoryStore(Store):
         b'abc'
         """
         validate_key(key)
-        try:
-            fd = os.open(self._file(key), os.O_RDONLY)
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        fd = self._open_for_reading(key)
+        if fd is None:
             return None
         try:
             size = os.fstat(fd).st_size
             if size == 0:  # mmap refuses empty files
                 return memoryview(b"")
             return memoryview(mmap.mmap(fd, size, access=mmap.ACCESS_READ))
+        except (IsADirectoryError, ValueError):  # a directory maps as nothing
+            return None
         finally:
             os.close(fd)
 
-    def _set(self, key: str, value: Buffer) -> None:
-        target = self._file(key)
-        directory, _, name = target.rpartition(os.sep)
+    # --- writing -------------------------------------------------------------------------
+    def _temp_name(self) -> str:
+        return f"{TEMP_PREFIX}{_HOST}-{os.getpid()}-{_SALT}-{next(_COUNTER)}"
+
+    def _write_temp(self, value: Buffer, directory: str, key: str) -> str:
+        """Write ``value`` to a new temporary file (fsynced if configured); its path."""
         if isinstance(value, memoryview) and not value.c_contiguous:
             value = value.tobytes()  # file.write() rejects strided buffers
-        temp = f"{directory}{os.sep}{TEMP_PREFIX}{name}.{uuid.uuid4().hex}"
-        try:
-            # Open first and create the directory only when that fails: most writes go to
-            # a directory that exists, and a probing mkdir per write was ~10% of creating
-            # an array's metadata.
+        name = self._temp_name()
+        temp = ""
+        f = None
+        if self._side is not None:
+            temp = self._side + os.sep + name
+            try:
+                f = open(temp, "wb")
+            except FileNotFoundError:
+                try:
+                    os.makedirs(self._side, exist_ok=True)
+                    f = open(temp, "wb")
+                except OSError:
+                    self._side = None
+            except OSError:  # the parent is not writable: keep temporaries inside
+                self._side = None
+        if f is None:
+            temp = directory + os.sep + name
+            # Open first and create the directory only when that fails: most writes go
+            # to a directory that exists, and a probing mkdir per write was ~10% of
+            # creating an array's metadata.
             try:
                 f = open(temp, "wb")
             except FileNotFoundError:
                 self._make_directory(directory, key)
                 f = open(temp, "wb")
+        try:
             with f:
                 f.write(value)
                 if config.fsync:
                     f.flush()
                     os.fsync(f.fileno())
-            os.replace(temp, target)
         except BaseException:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
+            _remove_quietly(temp)
             raise
+        return temp
+
+    def _set(self, key: str, value: Buffer) -> None:
+        target = self._file(key)
+        directory = target.rpartition(os.sep)[0]
+        self._check_directory(directory, key)
+        temp = ""
+        try:
+            temp = self._write_temp(value, directory, key)
+            try:
+                os.replace(temp, target)
+            except FileNotFoundError:
+                if os.path.exists(temp):  # the target's directory is missing
+                    self._make_directory(directory, key)
+                    os.replace(temp, target)
+                else:
+                    raise
+            except OSError as e:
+                if e.errno != errno.EXDEV:
+                    raise
+                # The root holds a mount point: temporaries go beside their targets.
+                self._side = None
+                _remove_quietly(temp)
+                temp = self._write_temp(value, directory, key)
+                os.replace(temp, target)
+            if config.fsync:
+                _fsync_directory(directory)
+        except BaseException as e:
+            if temp:
+                _remove_quietly(temp)
+            if isinstance(e, OSError) and not isinstance(e, (StoreIOError, StoreEscapeError)):
+                raise self._io_error(e, key, "store") from e
+            raise
+
+    def set_if_not_exists(self, key: str, value: Buffer) -> bool:
+        """Store ``value`` under ``key`` only if no value is there; return whether it was
+        stored. Atomic across threads and processes: the complete file is hard-linked
+        into place, which fails if the name exists.
+
+        >>> import tempfile
+        >>> s = DirectoryStore(tempfile.mkdtemp())
+        >>> s.set_if_not_exists("k", b"first"), s.set_if_not_exists("k", b"second")
+        (True, False)
+        >>> s.get("k")
+        b'first'
+        """
+        self._check_writable(key)
+        validate_key(key)
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise TypeError(f"store values must be bytes-like, not {type(value).__name__}")
+        target = self._file(key)
+        directory = target.rpartition(os.sep)[0]
+        self._check_directory(directory, key)
+        temp = ""
+        try:
+            temp = self._write_temp(value, directory, key)
+            try:
+                os.link(temp, target)
+            except FileExistsError:
+                return False
+            except FileNotFoundError:
+                self._make_directory(directory, key)
+                try:
+                    os.link(temp, target)
+                except FileExistsError:
+                    return False
+            except OSError as e:
+                if e.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK):
+                    raise
+                return self._create_exclusively(target, value)
+            if config.fsync:
+                _fsync_directory(directory)
+            return True
+        except OSError as e:
+            if isinstance(e, (StoreIOError, StoreEscapeError)):
+                raise
+            raise self._io_error(e, key, "store") from e
+        finally:
+            if temp:
+                _remove_quietly(temp)
+
+    @staticmethod
+    def _create_exclusively(target: str, value: Buffer) -> bool:
+        """Create-if-absent where hard links are not allowed: exclusive, not atomic."""
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            return False
+        with os.fdopen(fd, "wb") as f:
+            f.write(value)
+        return True
 
     @staticmethod
     def _make_directory(directory: str, key: str) -> None:
@@ -204,20 +419,27 @@ class DirectoryStore(Store):
         try:
             os.makedirs(directory, exist_ok=True)
         except FileExistsError as e:  # a file stands where a directory is needed
-            raise NotADirectoryError(errno.ENOTDIR, f"cannot store {key!r}: {e}") from e
+            raise StoreIOError(
+                errno.ENOTDIR, f"cannot store {key!r}: a file stands where a directory "
+                f"is needed ({e})") from e
+        if config.fsync:
+            _fsync_directory(os.path.dirname(directory))
 
     def set_many(self, items: Mapping[str, Buffer] | Iterable[tuple[str, Buffer]]) -> None:
         super().set_many(items)
 
     def _delete(self, key: str) -> None:
-        path = self._path(key)
+        file = self._file(key)
+        self._check_directory(file.rpartition(os.sep)[0], key)
         try:
-            if path.is_dir():
-                return
-            path.unlink()
+            if os.path.isdir(file) and not os.path.islink(file):
+                return  # a key never names a directory: what is under it stays
+            os.unlink(file)  # a link is removed itself, never what it points to
         except (FileNotFoundError, NotADirectoryError):
             return
-        self._prune_empty_parents(path.parent)
+        except OSError as e:
+            raise self._io_error(e, key, "delete") from e
+        self._prune_empty_parents(Path(file).parent)
 
     def _prune_empty_parents(self, directory: Path) -> None:
         while directory != self.root and self.root in directory.parents:
@@ -239,29 +461,65 @@ class DirectoryStore(Store):
                         child.unlink()
             return
         if prefix.endswith("/"):
-            directory = self._path(prefix[:-1])
-            if directory.is_dir():
+            directory = self._file(prefix[:-1])
+            self._check_directory(directory.rpartition(os.sep)[0], prefix)
+            if os.path.islink(directory):
+                os.unlink(directory)  # the link goes; what it points to stays
+            elif os.path.isdir(directory):
                 shutil.rmtree(directory)
-                self._prune_empty_parents(directory.parent)
+            else:
+                return
+            self._prune_empty_parents(Path(directory).parent)
             return
         for key in list(self.list_prefix(prefix)):
             self._delete(key)
 
+    # --- listing -------------------------------------------------------------------------
     def _iter_keys(self) -> Iterator[str]:
-        return self._walk(self.root, "")
+        return self._walk(self.root, "", frozenset())
 
-    def _walk(self, directory: Path, prefix: str) -> Iterator[str]:
+    def _entries(self, directory: str | Path) -> list[tuple[str, bool]]:
+        """(name, is a directory) of the entries of ``directory`` that belong to the store:
+        no temporaries, no links leading outside it."""
         try:
-            entries = list(os.scandir(directory))
+            scanned = list(os.scandir(directory))
         except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
+            return []
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                return []
+            raise StoreIOError(e.errno, f"cannot list {directory} in {self!r}: {e}") from e
+        entries = []
+        for entry in scanned:
             if entry.name.startswith(TEMP_PREFIX):
+                self._clean_temp(entry.path, entry.name)
                 continue
-            if entry.is_dir():
-                yield from self._walk(Path(entry.path), f"{prefix}{entry.name}/")
+            if entry.is_symlink() and not self._resolves_inside(entry.path):
+                continue
+            try:
+                is_dir = entry.is_dir()
+            except OSError:  # a link loop
+                continue
+            entries.append((entry.name, is_dir))
+        return entries
+
+    def _walk(self, directory: Path, prefix: str, above: frozenset[tuple[int, int]]
+              ) -> Iterator[str]:
+        """The keys under ``directory``; ``above`` holds the directories walked down
+        through to get here, so that a link back up the tree is not walked again."""
+        try:
+            info = os.stat(directory)
+        except OSError:
+            return
+        here = (info.st_dev, info.st_ino)
+        if here in above:
+            return
+        above = above | {here}
+        for name, is_dir in self._entries(directory):
+            if is_dir:
+                yield from self._walk(directory / name, f"{prefix}{name}/", above)
             else:
-                yield prefix + entry.name
+                yield prefix + name
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         validate_prefix(prefix)
@@ -269,19 +527,80 @@ class DirectoryStore(Store):
         head, _, _ = prefix.rpartition("/")
         start = f"{head}/" if head else ""
         directory = self._path(head) if head else self.root
-        return (k for k in self._walk(directory, start) if k.startswith(prefix))
+        if head and not self._resolves_inside(str(directory)):
+            return iter(())
+        return (k for k in self._walk(directory, start, frozenset()) if k.startswith(prefix))
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         validate_prefix(prefix)
         directory = self._path(prefix.rstrip("/")) if prefix else self.root
+        if prefix and not self._resolves_inside(str(directory)):
+            return [], []
         keys: list[str] = []
         prefixes: list[str] = []
-        try:
-            entries = list(os.scandir(directory))
-        except (FileNotFoundError, NotADirectoryError):
-            return [], []
-        for entry in entries:
-            if entry.name.startswith(TEMP_PREFIX):
-                continue
-            (prefixes if entry.is_dir() else keys).append(entry.name)
+        for name, is_dir in self._entries(directory):
+            (prefixes if is_dir else keys).append(name)
         return sorted(keys), sorted(prefixes)
+
+    # --- temporary files -----------------------------------------------------------------
+    def _clean_side_directory(self) -> None:
+        """Remove temporary files that killed writers left beside the store."""
+        if self._side is None:
+            return
+        try:
+            names = os.listdir(self._side)
+        except OSError:
+            return
+        for name in names:
+            if name.startswith(TEMP_PREFIX):
+                self._clean_temp(os.path.join(self._side, name), name)
+        try:
+            os.rmdir(self._side)  # fails, as it should, while anything is left in it
+        except OSError:
+            pass
+
+    def _clean_temp(self, path: str, name: str) -> None:
+        in_side = self._side is not None and path.startswith(self._side + os.sep)
+        if self.read_only and not in_side:
+            return  # inside a read-only store: leave its files alone
+        if _writer_is_gone(name):
+            _remove_quietly(path)
+
+
+def _writer_is_gone(temp_name: str) -> bool:
+    """Whether the process that made this temporary file has ended (only answerable for
+    files made on this host; others are kept)."""
+    parts = temp_name[len(TEMP_PREFIX):].split("-")
+    if len(parts) < 2 or parts[0] != _HOST or not parts[1].isdigit():
+        return False
+    pid = int(parts[1])
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, owned by someone else
+    return False
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _fsync_directory(directory: str) -> None:
+    """Make a rename or a new entry in ``directory`` durable (POSIX only)."""
+    try:
+        fd = os.open(directory or ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on directories
+    finally:
+        os.close(fd)

@@ -11,9 +11,10 @@ b'abc'
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Hashable, Iterator, MutableMapping
 
 from zarrkit.storage.base import Buffer, Store
+from zarrkit.storage.keys import validate_key
 
 
 class MemoryStore(Store):
@@ -40,6 +41,28 @@ class MemoryStore(Store):
         copied = bytes(value)
         with self._lock:
             self._data[key] = copied
+
+    def set_if_not_exists(self, key: str, value: Buffer) -> bool:
+        """Store ``value`` under ``key`` unless a value is there; whether it was stored.
+
+        >>> s = MemoryStore()
+        >>> s.set_if_not_exists("k", b"1"), s.set_if_not_exists("k", b"2")
+        (True, False)
+        """
+        self._check_writable(key)
+        validate_key(key)
+        copied = bytes(value)
+        # dict.setdefault is one atomic step, so handles sharing a dict agree too.
+        return self._data.setdefault(key, copied) is copied
+
+    @property
+    def lock_identity(self) -> Hashable:
+        """Handles over the same dict share locks.
+
+        >>> d = {}; MemoryStore(d).lock_identity == MemoryStore(d).lock_identity
+        True
+        """
+        return ("memory", id(self._data))
 
     def _delete(self, key: str) -> None:
         with self._lock:
