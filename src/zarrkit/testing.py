@@ -381,6 +381,56 @@ class StoreTests:
             store.delete_prefix(prefix)
         assert list(store.list()) == ["keep"]
 
+    # --- create-if-absent and locks ----------------------------------------------------
+    def test_set_if_not_exists(self, store: Store) -> None:
+        assert store.set_if_not_exists("g/zarr.json", b"first") is True
+        assert store.set_if_not_exists("g/zarr.json", b"second") is False
+        assert store.get("g/zarr.json") == b"first"
+        store.set("g/zarr.json", b"replaced")  # plain set still replaces
+        assert store.get("g/zarr.json") == b"replaced"
+        with pytest.raises(InvalidKeyError):
+            store.set_if_not_exists("../x", b"v")
+        with pytest.raises(TypeError):
+            store.set_if_not_exists("k", "not bytes")  # type: ignore[arg-type]
+
+    def test_set_if_not_exists_has_one_winner(self, store: Store) -> None:
+        self._require("supports_concurrent_writes")
+        winners: list[int] = []
+        start = threading.Barrier(self.thread_count)
+
+        def work(t: int) -> None:
+            start.wait()
+            if store.set_if_not_exists("race", b"%d" % t):
+                winners.append(t)
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(self.thread_count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(winners) == 1
+        assert store.get("race") == b"%d" % winners[0]
+
+    def test_lock_identity_and_key_lock(self, store: Store) -> None:
+        identity = store.lock_identity
+        hash(identity)  # usable as a key
+        assert store.lock_identity == identity
+        with store.key_lock("a/0"):
+            pass  # a key lock can be taken, and released
+        with store.key_lock("a/0"):
+            pass
+
+    def test_read_only_refuses_set_if_not_exists(self, store: Store) -> None:
+        self._require("supports_read_only")
+        store.set("k", b"v")
+        reopened = self.reopen_read_only(store)
+        try:
+            with pytest.raises(ReadOnlyError):
+                reopened.set_if_not_exists("new", b"x")
+            assert reopened.get("new") is None
+        finally:
+            reopened.close()
+
     # --- read-only ----------------------------------------------------------------------
     def test_persists_when_reopened(self, store: Store) -> None:
         self._require("supports_read_only")
