@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint clean bench bench-quick
+.PHONY: demo test lint clean bench bench-quick bench-locks
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(PY) bench/run.py --quick
+
+# The cost of write locks (file_locks off and on) against the peers (~3 min).
+bench-locks: $(STAMP)
+	$(PY) bench/locks.py --out docs/benchmarks-locks.md
 
 clean:
 	rm -rf $(VENV) example.zarr

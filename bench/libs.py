@@ -43,6 +43,10 @@ class Adapter:
         """Write ``data`` over the whole array."""
         array[...] = data
 
+    def write_region(self, array: Any, selection: Any, data: np.ndarray[Any, Any]) -> None:
+        """Write ``data`` into a basic selection."""
+        array[selection] = data
+
     def read(self, array: Any, selection: Any) -> np.ndarray[Any, Any]:
         """A basic selection as a new numpy array."""
         return np.asarray(array[selection])
@@ -312,6 +316,9 @@ class TensorstoreAdapter(Adapter):
 
     def write_all(self, array: Any, data: np.ndarray[Any, Any]) -> None:
         array.write(data).result()
+
+    def write_region(self, array: Any, selection: Any, data: np.ndarray[Any, Any]) -> None:
+        array[selection].write(data).result()
 
     def read(self, array: Any, selection: Any) -> np.ndarray[Any, Any]:
         return np.asarray(array[selection].read().result())
