@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint clean bench bench-quick bench-locks
+.PHONY: demo test lint clean bench bench-quick bench-locks fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,16 @@ bench-quick: $(STAMP)
 # The cost of write locks (file_locks off and on) against the peers (~3 min).
 bench-locks: $(STAMP)
 	$(PY) bench/locks.py --out docs/benchmarks-locks.md
+
+# Coverage-guided fuzzing of every parser and decoder (atheris), FUZZ_SECONDS each;
+# findings are saved as fuzz-findings/<target>/crash-* (replay: atheris_fuzz.py TARGET FILE).
+FUZZ_SECONDS ?= 120
+fuzz: $(STAMP)
+	@for t in $$($(PY) tests/fuzz/atheris_fuzz.py --list); do \
+	  mkdir -p fuzz-findings/$$t; echo "== $$t"; \
+	  $(PY) tests/fuzz/atheris_fuzz.py $$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    -rss_limit_mb=2048 -artifact_prefix=fuzz-findings/$$t/ 2>&1 | grep -E "^#[0-9]+ +DONE|^Done|ERROR|Exception" ; \
+	done
 
 clean:
 	rm -rf $(VENV) example.zarr
