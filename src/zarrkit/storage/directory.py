@@ -48,6 +48,7 @@ LOCK_FILE_NAME = "locks"
 _HOST = f"{zlib.crc32(socket.gethostname().encode()):08x}"
 _SALT = os.urandom(4).hex()
 _COUNTER = itertools.count()
+_MAX_CHECKED_DIRECTORIES = 1 << 16
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # O_BINARY: no newline translation
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -153,6 +154,8 @@ class DirectoryStore(Store):
             raise StoreEscapeError(
                 f"key {key!r} of {self!r} leads outside the store through a symbolic link")
         if os.path.isdir(directory):  # a directory not there yet may become a link
+            if len(self._inside) >= _MAX_CHECKED_DIRECTORIES:
+                self._inside = {str(self.root)}  # v3 chunk directories can be millions
             self._inside.add(directory)
 
     def _check_file(self, file: str, key: str) -> None:
