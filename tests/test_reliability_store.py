@@ -28,7 +28,7 @@ from zarrkit.errors import (
     StoreIOError,
     ZarrkitError,
 )
-from zarrkit.storage import DirectoryStore, MemoryStore
+from zarrkit.storage import DirectoryStore, MemoryStore, ZipStore
 from zarrkit.storage import directory as directory_module
 from zarrkit.storage.directory import TEMP_PREFIX
 
@@ -80,6 +80,25 @@ def test_threads_opening_the_array_separately_lose_no_writes(
     with zk.config.set(threads=1):
         run_threads(8, writer)
     np.testing.assert_array_equal(zk.open_array(path, mode="r")[:], np.arange(1600))
+
+
+@pytest.mark.parametrize("shards", [None, (40,)])
+def test_threads_with_their_own_zip_handles_lose_no_writes(
+        tmp_path: Path, shards: tuple[int, ...] | None) -> None:
+    path = tmp_path / "a.zip"
+    with ZipStore(path, mode="w") as store:
+        zk.create_array(store, shape=(400,), chunks=(400,) if shards is None else (20,),
+                        shards=shards, dtype="i4", fill_value=-1)
+
+    def writer(i: int) -> None:
+        for j in range(i, 400, 8):
+            with ZipStore(path, mode="a") as store:  # a new handle per write
+                zk.open_array(store, mode="r+")[j] = j
+
+    with zk.config.set(threads=1):
+        run_threads(8, writer)
+    with ZipStore(path) as store:
+        np.testing.assert_array_equal(zk.open_array(store)[:], np.arange(400))
 
 
 def test_handles_on_one_dict_share_locks() -> None:
