@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import zarrkit.storage.zip as zipmod
+import zarrkit.storage.zip_format as zipmod
 from zarrkit.errors import InvalidKeyError, ReadOnlyError
 from zarrkit.storage import DirectoryStore, MemoryStore, Store
 from zarrkit.storage.directory import TEMP_PREFIX
@@ -251,8 +251,8 @@ class TestZipFormat:
 
     def test_zip64_by_size_and_offset(self, zpath: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         # Lowered limits give every member ZIP64 sizes and offsets without writing 4 GiB.
-        monkeypatch.setattr(zipmod, "_ZIP64_LIMIT", 1000)
-        monkeypatch.setattr(zipmod, "_ZIP64_COUNT_LIMIT", 3)
+        monkeypatch.setattr(zipmod, "ZIP64_LIMIT", 1000)
+        monkeypatch.setattr(zipmod, "ZIP64_COUNT_LIMIT", 3)
         members = {f"m{i}": os.urandom(600 * i) for i in range(6)}
         with ZipStore(zpath, mode="w") as store:
             store.set_many(members)
@@ -645,8 +645,8 @@ def test_zarr_python_reads_our_zip(zpath: Path) -> None:
 
 def test_zarr_python_reads_our_zip64(zpath: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     zarr = pytest.importorskip("zarr")
-    monkeypatch.setattr(zipmod, "_ZIP64_LIMIT", 64)
-    monkeypatch.setattr(zipmod, "_ZIP64_COUNT_LIMIT", 1)
+    monkeypatch.setattr(zipmod, "ZIP64_LIMIT", 64)
+    monkeypatch.setattr(zipmod, "ZIP64_COUNT_LIMIT", 1)
     meta = {"zarr_format": 3, "node_type": "group", "attributes": {"x": "y" * 100}}
     with ZipStore(zpath, mode="w") as store:
         store.set("zarr.json", json.dumps(meta).encode())

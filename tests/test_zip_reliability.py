@@ -32,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import zarrkit.storage.zip as zipmod
+import zarrkit.storage.zip_format as zipmod
 from zarrkit.errors import (
     ReadOnlyError,
     StoreLockedError,
@@ -794,13 +794,13 @@ def fuzz_seeds() -> list[bytes]:
         store.set("torn", b"t" * 300)
         seeds.append(path.read_bytes()[:-100])  # a writer killed mid-member
         store.close()
-        limits = (zipmod._ZIP64_LIMIT, zipmod._ZIP64_COUNT_LIMIT)
-        zipmod._ZIP64_LIMIT, zipmod._ZIP64_COUNT_LIMIT = 100, 2
+        limits = (zipmod.ZIP64_LIMIT, zipmod.ZIP64_COUNT_LIMIT)
+        zipmod.ZIP64_LIMIT, zipmod.ZIP64_COUNT_LIMIT = 100, 2
         try:
             with ZipStore(path, mode="w") as store:
                 store.set_many(members)
         finally:
-            zipmod._ZIP64_LIMIT, zipmod._ZIP64_COUNT_LIMIT = limits
+            zipmod.ZIP64_LIMIT, zipmod.ZIP64_COUNT_LIMIT = limits
         seeds.append(path.read_bytes())
     return seeds
 
@@ -847,8 +847,8 @@ def test_fuzzed_archives_raise_only_zarrkit_errors(data: bytes) -> None:
 
 def test_recovers_zip64_members(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Lowered limits give every member ZIP64 sizes and offsets in its local header.
-    monkeypatch.setattr(zipmod, "_ZIP64_LIMIT", 1000)
-    monkeypatch.setattr(zipmod, "_ZIP64_COUNT_LIMIT", 3)
+    monkeypatch.setattr(zipmod, "ZIP64_LIMIT", 1000)
+    monkeypatch.setattr(zipmod, "ZIP64_COUNT_LIMIT", 3)
     path, torn = tmp_path / "z.zip", tmp_path / "torn.zip"
     members = {f"m{i}": random.Random(i).randbytes(700 * i) for i in range(6)}
     with ZipStore(path, mode="w") as store:
