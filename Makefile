@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint clean bench bench-quick bench-locks fuzz
+.PHONY: demo test lint clean bench bench-quick bench-locks fuzz soak
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ fuzz: $(STAMP)
 	  $(PY) tests/fuzz/atheris_fuzz.py $$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
 	    -rss_limit_mb=2048 -artifact_prefix=fuzz-findings/$$t/ 2>&1 | grep -E "^#[0-9]+ +DONE|^Done|ERROR|Exception" ; \
 	done
+
+# Crash soak (~5 min): the tests/crash trials of `make test`, 30 per scenario, 100 per ZIP scenario.
+soak: $(STAMP)
+	ZARRKIT_CRASH_TRIALS=30 ZARRKIT_CRASH_ZIP_TRIALS=100 $(PY) -m pytest -q -n 2 tests/crash
 
 clean:
 	rm -rf $(VENV) example.zarr

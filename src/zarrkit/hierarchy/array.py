@@ -895,17 +895,13 @@ class Array:
             raise ValueError(
                 f"cannot resize array {self.name!r} of shape {self.shape} to {new_shape}"
             )
-        old_shape: tuple[int, ...] = ()
-
-        def reshape(current: Any) -> Any:
-            nonlocal old_shape
-            old_shape = tuple(current.shape)
-            return current.with_shape(new_shape)
-
-        self._update_metadata(reshape)
-        shrinks = any(n < o for n, o in zip(new_shape, old_shape, strict=True))
-        if shrinks:
+        # Shrinking clears what falls outside before the smaller shape is written: a
+        # writer killed in between leaves the old shape over partly cleared data, never a
+        # small shape over old data that a later grow would bring back.
+        current = stored_metadata(self._store, self._metadata_key, self._metadata.zarr_format)
+        if any(n < o for n, o in zip(new_shape, current.shape, strict=True)):
             self._trim_chunks(new_shape)
+        self._update_metadata(lambda stored: stored.with_shape(new_shape))
 
     def _trim_chunks(self, shape: tuple[int, ...]) -> None:
         grid = grid_shape(shape, self._grid_chunks)
