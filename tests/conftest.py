@@ -1,19 +1,9 @@
-"""Shared test helpers: where the cross-implementation fixtures live."""
+"""Fixtures shared by the test modules (the fixtures directory helpers are in
+``shared_fixtures.py``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
-
-
-def fixtures_dir() -> Path:
-    """The shared fixtures directory, or skip the test when it is absent."""
-    if not FIXTURES.is_dir():
-        pytest.skip(f"shared fixtures not found at {FIXTURES}")
-    return FIXTURES
 
 
 @pytest.fixture

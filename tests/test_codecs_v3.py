@@ -19,7 +19,7 @@ from typing import Any
 import numcodecs
 import numpy as np
 import pytest
-from conftest import FIXTURES, fixtures_dir
+from shared_fixtures import FIXTURES, fixtures_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, fixtures_dir
+from shared_fixtures import FIXTURES, fixtures_dir
 
 import zarrkit as zk
 

@@ -562,6 +562,28 @@ class DirectoryStore(Store):
         except OSError:
             pass
 
+    def close(self) -> None:
+        """Remove the directory of temporary files beside the store if nothing is left
+        in it (it holds the lock file once ``file_locks`` was used, and stays then).
+
+        >>> import os, tempfile
+        >>> parent = tempfile.mkdtemp()
+        >>> s = DirectoryStore(os.path.join(parent, "x.zarr")); s.set("k", b"v"); s.close()
+        >>> os.listdir(parent)
+        ['x.zarr']
+        """
+        if self._side is not None:
+            try:
+                os.rmdir(self._side)
+            except OSError:
+                pass  # not there, or in use by another handle or process
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown: os may be gone
+            pass
+
     def _clean_temp(self, path: str, name: str) -> None:
         in_side = self._side is not None and path.startswith(self._side + os.sep)
         if self.read_only and not in_side:

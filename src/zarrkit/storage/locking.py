@@ -75,10 +75,21 @@ def _lock_file_descriptor(path: str) -> int:
     with _lock_files_guard:
         fd = _lock_files.get(path)
         if fd is None:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+            fd = _open_lock_file(path)
             _lock_files[path] = fd
         return fd
+
+
+def _open_lock_file(path: str) -> int:
+    # The directory is shared with other stores' temporaries, and a store removes it
+    # when it finds it empty: another process may do so between makedirs and open.
+    for _ in range(100):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except FileNotFoundError:
+            continue
+    return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
 
 
 @contextmanager
