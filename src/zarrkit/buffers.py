@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.errors import ResourceLimitError
+
 # Larger temporaries are not kept: holding a huge buffer per thread for the life of the
 # process would cost more memory than the page faults it saves.
 MAX_KEPT_BYTES = 64 << 20
@@ -46,6 +48,26 @@ def scratch_array(shape: tuple[int, ...], dtype: np.dtype[Any], order: str = "C"
     if buffer is None or buffer.nbytes < nbytes:
         buffer = _state.buffer = np.empty(max(nbytes, 64), dtype=np.uint8)
     return buffer[:nbytes].view(dtype).reshape(shape, order=order)  # type: ignore[call-overload,no-any-return]
+
+
+def allocate(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """``np.empty(shape, dtype)``, or a ResourceLimitError naming the size if it cannot be
+    allocated. Called before any work that depends on the result's size, so that an
+    impossible request fails at once, not after planning or reading.
+
+    >>> allocate((2,), np.dtype("u1")).shape
+    (2,)
+    >>> allocate((2**40, 2**40), np.dtype("u1"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.ResourceLimitError: an array of shape (1099511627776, 1099511627776) ...
+    """
+    try:
+        return np.empty(shape, dtype=dtype)
+    except (MemoryError, ValueError) as e:  # numpy: ValueError when the size overflows
+        nbytes = math.prod(shape) * dtype.itemsize
+        raise ResourceLimitError(
+            f"an array of shape {shape} and dtype {dtype} ({nbytes} bytes) cannot be "
+            f"allocated ({e})") from e
 
 
 # Below this many bytes the views copy_into makes cost more than numpy's own loop saves.

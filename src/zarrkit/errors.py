@@ -201,3 +201,14 @@ class CorruptStoreError(ZarrkitError, ValueError):
     >>> issubclass(CorruptStoreError, ValueError)
     True
     """
+
+
+class ShapeOverflowError(ZarrkitError, OverflowError):
+    """A size or position is too large for the machine integer an operation needs: ``len()``
+    of an array whose first dimension exceeds ``sys.maxsize``, or an index array entry at
+    or beyond ``2**63`` (index arrays are numpy ``intp``; plain integers and slices reach
+    any element).
+
+    >>> issubclass(ShapeOverflowError, OverflowError)
+    True
+    """

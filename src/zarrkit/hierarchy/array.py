@@ -13,12 +13,13 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from zarrkit.buffers import ROW_COPY_FROM, copy_into, scratch_array
+from zarrkit.buffers import ROW_COPY_FROM, allocate, copy_into, scratch_array
 from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.concurrency import chunk_lock, parallel_batches, parallel_map
 from zarrkit.config import config
@@ -27,6 +28,8 @@ from zarrkit.errors import (
     MetadataError,
     OutputArrayError,
     ReadOnlyError,
+    ResourceLimitError,
+    ShapeOverflowError,
     UnsupportedOperationError,
 )
 from zarrkit.hierarchy.attributes import Attributes, Edit
@@ -38,11 +41,13 @@ from zarrkit.indexing import (
     ChunkProjection,
     basic_indexer,
     block_indexer,
+    block_region,
     chunk_shape_at,
     coordinate_indexer,
     grid_shape,
     mask_indexer,
     orthogonal_indexer,
+    plan_batches,
     vindex_indexer,
 )
 from zarrkit.metadata.jsonio import dump_json
@@ -57,6 +62,19 @@ from zarrkit.storage.base import Store
 _INLINE_WORK_BYTES = 1 << 20
 # Uncompressed reads use the pool only when each chunk's copy averages at least this.
 _POOL_COPY_BYTES = 256 << 10
+# Plans are run this many projections at a time (a batch at a time in the pool): a
+# selection of millions of chunks never holds a projection for each of them at once.
+_PLAN_BATCH = 8192
+# A read of at least _LIST_FROM chunks, spanning at least 1/_LIST_FRACTION of the grid,
+# switches to listing the array's stored chunks once and reading only those when it has
+# met as many missing chunks as stored ones, and at least half a probe (its first _PROBE
+# chunks) of them. Each missing chunk costs a request, a listed key much less (2**20
+# missing chunks took 5.4 s in memory and 15 s on disk read chunk by chunk). Listing costs
+# in proportion to the whole array, hence the fraction; the stored chunks already read
+# are read again, at most as many as the missing ones met. A dense array never switches.
+_LIST_FROM = 4096
+_LIST_FRACTION = 4
+_PROBE = 32
 
 
 def _grid_chunks(metadata: Any) -> tuple[Any, ...]:
@@ -88,6 +106,37 @@ def _build_pipeline(metadata: Any, chunk_shape: tuple[int, ...] | None = None) -
     return V2ChunkPipeline.build(
         metadata.dtype, metadata.chunks, metadata.order, metadata.compressor, metadata.filters,
     )
+
+
+def _largest_allocation(chunk_shape: tuple[int, ...], dtype: np.dtype[Any], pipeline: Any
+                        ) -> tuple[int, str]:
+    """The largest block of memory that I/O of one chunk allocates, and what it is: the
+    chunk decoded, or a shard's index (also inside nested shards), whichever is larger.
+
+    >>> _largest_allocation((2**40,), np.dtype("u1"), None)
+    (1099511627776, 'a chunk of shape (1099511627776,) (1099511627776 bytes decoded)')
+    """
+    nbytes = math.prod(chunk_shape) * dtype.itemsize
+    largest = (nbytes, f"a chunk of shape {chunk_shape} ({nbytes} bytes decoded)")
+    shape, sharding = chunk_shape, getattr(pipeline, "sharding", None)
+    while sharding is not None:
+        index_nbytes = sharding.index_nbytes(shape)
+        if index_nbytes > largest[0]:
+            largest = (index_nbytes, f"the index of a shard of "
+                       f"{sharding.chunks_per_shard(shape)} inner chunks ({index_nbytes} bytes)")
+        shape, sharding = sharding.chunk_shape, sharding.inner_pipeline.sharding
+    return largest
+
+
+def _largest_chunk_shape(shape: tuple[int, ...], grid_chunks: tuple[Any, ...]
+                         ) -> tuple[int, ...]:
+    """Per dimension, the longest (full) chunk holding data: the chunk length, or the
+    longest rectilinear chunk that starts inside the array."""
+    return tuple(
+        chunks if isinstance(chunks, int) else max(
+            (stop - start for start, stop in itertools.pairwise(chunks) if start < size),
+            default=0)
+        for size, chunks in zip(shape, grid_chunks, strict=True))
 
 
 def _read_fill(metadata: Any) -> Any:
@@ -195,6 +244,21 @@ class Array:
                 f"array {self.name!r}: sharding needs a regular chunk grid")
         self._fill = _read_fill(metadata)
         self._prefix = key_prefix(self._path)
+        # Checked against config.max_chunk_bytes before each selection's I/O (not here:
+        # valid metadata must open, and the limit can change).
+        self._largest_allocation = _largest_allocation(
+            _largest_chunk_shape(metadata.shape, self._grid_chunks), metadata.dtype,
+            self._pipeline)
+
+    def _check_allocation_limit(self) -> None:
+        """ResourceLimitError if reading or writing a chunk of this array would allocate
+        more than ``config.max_chunk_bytes`` at once (a declared chunk can be absurd)."""
+        nbytes, what = self._largest_allocation
+        if nbytes > config.max_chunk_bytes:
+            raise ResourceLimitError(
+                f"array {self.name!r}: I/O would allocate {what}, more than "
+                f"zarrkit.config.max_chunk_bytes ({config.max_chunk_bytes}; "
+                f"ZARRKIT_MAX_CHUNK_BYTES in the environment)")
 
     def _chunk_shape(self, chunk_coords: tuple[int, ...]) -> tuple[int, ...]:
         """The full shape of the chunk at ``chunk_coords`` (overhang included)."""
@@ -418,6 +482,10 @@ class Array:
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d array")
+        if self.shape[0] > sys.maxsize:
+            raise ShapeOverflowError(
+                f"len() of array {self.name!r}: its first dimension, {self.shape[0]}, is "
+                f"larger than len() can return ({sys.maxsize}); use .shape[0]")
         return self.shape[0]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
@@ -485,6 +553,7 @@ class Array:
                             ) -> Any:
         """Read whole chunks (whole shards of a sharded array, as in zarr-python),
         selected by chunk-grid index."""
+        self._check_allocation_limit()
         if self._sharded_io:
             region = self._block_region(selection)
             if region is not None:
@@ -516,6 +585,7 @@ class Array:
 
     def _get(self, factory: Any, selection: Any, out: np.ndarray[Any, Any] | None = None
              ) -> Any:
+        self._check_allocation_limit()
         if self._sharded_io:
             # Decodes straight into ``out`` (checked there against the selection).
             return read_sharded(self, factory, selection, out)
@@ -528,6 +598,7 @@ class Array:
 
     def _set(self, factory: Any, selection: Any, value: Any) -> None:
         self._check_writable()
+        self._check_allocation_limit()
         if self._sharded_io:
             write_sharded(self, factory, selection, value)
         else:
@@ -557,22 +628,69 @@ class Array:
         indexer's ``out_selection`` address: the result, flattened for pointwise reads)."""
         flat = getattr(indexer, "flat_output", False)
         if out is None:
-            result = np.empty(indexer.shape, dtype=self.dtype)
+            try:
+                result = allocate(indexer.shape, self.dtype)
+            except ResourceLimitError as e:
+                raise ResourceLimitError(f"reading array {self.name!r}: {e}") from e
         else:
             result = self._check_output(out, indexer.shape, flat=flat)
         return result, (result.reshape(-1) if flat else result)
 
     def _read(self, indexer: Any, out: np.ndarray[Any, Any] | None = None) -> Any:
-        projections: list[ChunkProjection] = list(indexer)
+        # The output first: one that cannot be allocated fails before any planning.
         result, target = self._output(indexer, out)
         read_batch = self._batch_reader(target)
-        if self._read_in_pool(projections, result):
-            parallel_batches(read_batch, projections)
+        if self._may_list_for(indexer):
+            self._read_sparse(indexer, target, result, read_batch)
         else:
-            read_batch(projections)
+            for batch in plan_batches(indexer, _PLAN_BATCH):
+                self._read_batch(batch, result, read_batch)
         if out is None and result.ndim == 0:
             return result[()]
         return result
+
+    def _read_sparse(self, indexer: Any, target: np.ndarray[Any, Any],
+                     result: np.ndarray[Any, Any],
+                     read_batch: Callable[[Sequence[ChunkProjection]], list[bool]]) -> None:
+        """Read chunk by chunk, counting the chunks found missing; once they are as many
+        as those found stored (see _LIST_FROM), list the stored chunks and read those."""
+        found = missing = 0
+        for batch in plan_batches(indexer, _PLAN_BATCH, first=_PROBE):
+            if missing >= max(_PROBE // 2, found):
+                self._read_listed(indexer, target, result, read_batch)
+                return
+            stored = sum(self._read_batch(batch, result, read_batch))
+            found += stored
+            missing += len(batch) - stored
+
+    def _may_list_for(self, indexer: Any) -> bool:
+        """Whether a read of ``indexer`` may switch to listing the stored chunks (see
+        _LIST_FROM): it spans very many chunks and a good part of the grid, and the
+        store can list."""
+        if math.prod(indexer.shape) < _LIST_FROM:  # each chunk gives at least an element
+            return False
+        nchunks = indexer.nchunks
+        return (nchunks >= _LIST_FROM and nchunks * _LIST_FRACTION >= self.nchunks
+                and getattr(self._store, "supports_listing", False))
+
+    def _read_listed(self, indexer: Any, target: np.ndarray[Any, Any],
+                     result: np.ndarray[Any, Any],
+                     read_batch: Callable[[Sequence[ChunkProjection]], list[bool]]) -> None:
+        """The read again, from the array's stored chunks listed once: ``target`` filled
+        with the fill value, then only the listed chunks the selection touches read."""
+        stored = [coords for _, coords in self._stored_chunks()]
+        target[...] = self._fill
+        for batch in plan_batches(indexer.projections_for(stored), _PLAN_BATCH):
+            self._read_batch(batch, result, read_batch)
+
+    def _read_batch(self, batch: list[ChunkProjection], result: np.ndarray[Any, Any],
+                    read_batch: Callable[[Sequence[ChunkProjection]], list[bool]]
+                    ) -> list[bool]:
+        """Read one batch of a plan, in the pool when worth it; for each chunk, whether
+        it was stored."""
+        if self._read_in_pool(batch, result):
+            return parallel_batches(read_batch, batch)
+        return read_batch(batch)
 
     def _read_in_pool(self, projections: Sequence[ChunkProjection],
                       result: np.ndarray[Any, Any]) -> bool:
@@ -594,8 +712,9 @@ class Array:
         return len(projections) * math.prod(chunk_shape) * self.dtype.itemsize
 
     def _batch_reader(self, target: np.ndarray[Any, Any]
-                      ) -> Callable[[Sequence[ChunkProjection]], list[None]]:
-        """A function that reads a batch of projections into ``target``.
+                      ) -> Callable[[Sequence[ChunkProjection]], list[bool]]:
+        """A function that reads a batch of projections into ``target``, and says for
+        each whether its chunk was stored.
 
         Chunks go by the cheapest route their codecs and the store allow: read straight
         into the destination (uncompressed, with a store that has ``get_into``), decoded
@@ -646,7 +765,7 @@ class Array:
                 chunk = self._pipeline_for(chunk_shape).decode(data, what=what)
             put(projection, chunk)
 
-        def read_into(projection: ChunkProjection, key: str) -> None:
+        def read_into(projection: ChunkProjection, key: str) -> bool:
             chunk_shape = self._chunk_shape(projection.chunk_coords)
             destination = self._whole_chunk_view(target, projection, chunk_shape)
             chunk = destination if destination is not None else scratch_array(
@@ -661,20 +780,20 @@ class Array:
                 target[projection.out_selection] = fill
             elif destination is None:
                 put(projection, chunk)
+            return bool(found)
 
-        def read_batch(batch: Sequence[ChunkProjection]) -> list[None]:
+        def read_batch(batch: Sequence[ChunkProjection]) -> list[bool]:
             # Fetch inside the worker: local stores read in parallel, and remote stores
             # still get one get_many per batch of keys.
             keys = [self._chunk_key(p.chunk_coords) for p in batch]
             if reads_into:
-                for projection, key in zip(batch, keys, strict=True):
-                    read_into(projection, key)
-                return []
+                return [read_into(projection, key)
+                        for projection, key in zip(batch, keys, strict=True)]
             values = ([self._mapped_value(key) for key in keys]
                       if mapped else self._store.get_many(keys))
             for projection, key, data in zip(batch, keys, values, strict=True):
                 place(projection, key, data)
-            return []
+            return [data is not None for data in values]
 
         return read_batch
 
@@ -752,42 +871,47 @@ class Array:
             self._set(basic_indexer, region, value)
         else:
             self._check_writable()
+            self._check_allocation_limit()
             self._write(block_indexer(selection, self.shape, self._grid_chunks), value)
 
     def _block_region(self, selection: Any) -> tuple[slice, ...] | None:
         """The element region a block selection covers on the storage grid, so that
         sharded partial I/O can serve it through a basic selection (None when it
         selects nothing)."""
-        indexer = block_indexer(selection, self.shape, self._grid_chunks)
-        region = [[size, 0] for size in self.shape]  # [start, stop] per dimension
-        for projection in indexer:
-            for axis, (coord, chunk) in enumerate(
-                    zip(projection.chunk_coords, self._grid_chunks, strict=True)):
-                start = coord * chunk
-                stop = min(start + chunk, self.shape[axis])
-                region[axis] = [min(region[axis][0], start), max(region[axis][1], stop)]
-        if 0 in indexer.shape:
+        region = block_region(selection, self.shape, self._grid_chunks)
+        if any(part.start == part.stop for part in region):
             return None
-        return tuple(slice(start, stop) for start, stop in region)
+        return region
 
     def _check_writable(self) -> None:
         if self.read_only:
             raise ReadOnlyError(f"array {self.name!r} is read-only")
 
-    def _prepare_value(self, indexer: Any, value: Any) -> tuple[Any, bool]:
-        """The value as an array broadcast to the selection, or a scalar (cheap to assign)."""
+    def _prepare_value(self, indexer: Any, value: Any, *, check: bool = False
+                       ) -> tuple[Any, bool]:
+        """The value as an array broadcast to the selection, or a scalar (cheap to assign).
+        With ``check``, its elements are also run through the codecs that may refuse them
+        (:meth:`_check_encodable`): a write of several chunks must not fail after storing
+        some of them."""
         dtype = self.dtype
         if dtype.kind == "O":
             if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+                if check:
+                    self._check_encodable(np.full(1, value, dtype=object))
                 return value, True
             array = np.empty(np.shape(value), dtype=object)
             array[...] = value
         elif np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0):
-            return np.asarray(value, dtype=dtype)[()], True
+            scalar = np.asarray(value, dtype=dtype)[()]
+            if check:
+                self._check_encodable(np.full(1, scalar, dtype=dtype))
+            return scalar, True
         else:
             array = np.asarray(value, dtype=dtype) if dtype.fields is None else np.asarray(value)
             if dtype.fields is not None and array.dtype != dtype:
                 array = array.astype(dtype)
+        if check:
+            self._check_encodable(array)
         try:
             array = np.broadcast_to(array, indexer.shape)
         except ValueError as e:
@@ -798,6 +922,33 @@ class Array:
         if getattr(indexer, "flat_output", False):
             array = array.reshape(-1)
         return array, False
+
+    def _check_encodable(self, elements: np.ndarray[Any, Any]) -> None:
+        """Encode ``elements`` (of a value to write), in blocks of a chunk's shape, through
+        the codecs that can refuse a value, and drop the result: the innermost chunks'
+        codecs up to the one that makes bytes of the values. Those are the authority on
+        what they take: for objects, str for vlen-utf8 (and not numpy.str_), bytes for
+        vlen-bytes, what msgpack can hold...; for numbers, scale_offset refuses what its
+        type cannot hold (numpy has converted the value already). Codecs of bytes take
+        any bytes, so they are not run."""
+        pipeline = self._pipeline
+        while getattr(pipeline, "sharding", None) is not None:
+            pipeline = pipeline.sharding.inner_pipeline
+        if self._metadata.zarr_format == 3:
+            stages = [*pipeline.array_array,
+                      *([pipeline.array_bytes] if self.dtype.hasobject else [])]
+            shape = tuple(pipeline.spec.shape)
+        else:
+            stages, shape = list(pipeline.filters), tuple(pipeline.chunk_shape)
+        if not stages:
+            return
+        size = math.prod(shape)
+        flat = elements.reshape(-1)
+        for start in range(0, flat.size, size):
+            # Every element of a block comes from the value (np.resize repeats them).
+            block = np.resize(flat[start:start + size], shape)
+            for codec in stages:
+                block = codec.encode(block)
 
     def _is_edge_chunk(self, chunk_coords: tuple[int, ...]) -> bool:
         if not self._regular:
@@ -853,8 +1004,13 @@ class Array:
 
     def _write(self, indexer: Any, value: Any) -> None:
         self._check_writable()
-        array, is_scalar = self._prepare_value(indexer, value)
-        projections: list[ChunkProjection] = list(indexer)
+        # Nothing is stored before the value encodes and every chunk to update decodes:
+        # otherwise a write of several chunks failing on a later one leaves the first
+        # ones written. (With one chunk, a failure comes before its store anyway.)
+        several = indexer.nchunks > 1
+        array, is_scalar = self._prepare_value(indexer, value, check=several)
+        if several:
+            self._check_chunks_to_update(indexer)
 
         def write_one(projection: ChunkProjection) -> None:
             key = self._chunk_key(projection.chunk_coords)
@@ -872,11 +1028,32 @@ class Array:
                 chunk[projection.chunk_selection] = part
                 self._store_chunk(key, chunk)
 
-        if self._chunks_bytes(projections) < _INLINE_WORK_BYTES:
-            for projection in projections:
-                write_one(projection)
-        else:
-            parallel_map(write_one, projections)
+        self._for_each_chunk(iter(indexer), write_one)
+
+    def _check_chunks_to_update(self, indexer: Any) -> None:
+        """Read and decode, then drop, every stored chunk that a write of ``indexer`` only
+        partly overwrites, so that a corrupt one fails the write before anything is
+        stored. Each is read again under its lock when rewritten: another writer may
+        change it in between."""
+
+        def check_one(projection: ChunkProjection) -> None:
+            key = self._chunk_key(projection.chunk_coords)
+            data = self._store.get(key)
+            if data is not None:
+                self._decode(data, key, projection.chunk_coords)
+
+        self._for_each_chunk((p for p in indexer if not p.is_complete), check_one)
+
+    def _for_each_chunk(self, projections: Iterator[ChunkProjection],
+                        work: Callable[[ChunkProjection], None]) -> None:
+        """``work`` on every projection, a plan batch at a time: in the pool when the
+        batch's chunks add up to enough bytes to be worth it."""
+        for batch in plan_batches(projections, _PLAN_BATCH):
+            if self._chunks_bytes(batch) < _INLINE_WORK_BYTES:
+                for projection in batch:
+                    work(projection)
+            else:
+                parallel_map(work, batch)
 
     # --- shape changes ---------------------------------------------------------------------
     def resize(self, *shape: Any) -> None:
@@ -895,6 +1072,8 @@ class Array:
             raise ValueError(
                 f"cannot resize array {self.name!r} of shape {self.shape} to {new_shape}"
             )
+        if any(n < o for n, o in zip(new_shape, self.shape, strict=True)):
+            self._check_allocation_limit()  # before any change: shrinking rewrites chunks
         # Shrinking clears what falls outside before the smaller shape is written: a
         # writer killed in between leaves the old shape over partly cleared data, never a
         # small shape over old data that a later grow would bring back.

@@ -112,11 +112,11 @@ class _ShardJob:
         return part, [(p.chunk_coords, p) for p in indexer]
 
 
-def _shard_jobs(layout: _Layout, factory: IndexerFactory, selection: Any
+def _shard_jobs(layout: _Layout, factory: IndexerFactory, selection: Any, indexer: Any
                 ) -> tuple[Any, list[_ShardJob]]:
-    """The indexer of ``selection`` (for the output's shape) and one job per shard."""
+    """One job per shard for ``selection``, whose plan over the inner chunks is
+    ``indexer``, and the indexer that the jobs' regions refer to."""
     array = layout.array
-    indexer = factory(selection, array.shape, layout.inner_shape)
     if factory is basic_indexer and indexer.shape and indexer.nchunks > _PLAN_IN_THREADS:
         shards = basic_indexer(selection, array.shape, layout.shard_shape)
         jobs = [_ShardJob(p.chunk_coords, p.out_selection, None, p.chunk_selection)
@@ -198,8 +198,10 @@ def read_sharded(array: Array, factory: IndexerFactory, selection: Any,
     """Read ``selection`` from a sharded array, fetching only what it needs; into ``out``
     when given (it must fit the selection, see ``Array._check_output``)."""
     layout = _Layout.of(array)
-    indexer, jobs = _shard_jobs(layout, factory, selection)
+    indexer = factory(selection, array.shape, layout.inner_shape)
+    # The output first: one that cannot be allocated fails before any planning.
     result, target = array._output(indexer, out)
+    _, jobs = _shard_jobs(layout, factory, selection, indexer)
     # Indexes first (one small request per shard), then the inner chunks as one queue of
     # byte ranges shared by all threads.
     plans = parallel_map(lambda job: _plan_reads(layout, target, job), jobs)
@@ -285,10 +287,19 @@ class _RangeReader:
 # --- writing ---------------------------------------------------------------------------------
 
 def write_sharded(array: Array, factory: IndexerFactory, selection: Any, value: Any) -> None:
-    """Write ``selection`` of a sharded array, rewriting only the shards it touches."""
+    """Write ``selection`` of a sharded array, rewriting only the shards it touches.
+
+    Nothing is stored before the value encodes and every shard to update decodes (its
+    index and the inner chunks partly overwritten): a write of several shards failing
+    on a later one would leave the first ones written.
+    """
     layout = _Layout.of(array)
-    indexer, jobs = _shard_jobs(layout, factory, selection)
-    source, is_scalar = array._prepare_value(indexer, value)
+    indexer, jobs = _shard_jobs(
+        layout, factory, selection, factory(selection, array.shape, layout.inner_shape))
+    several = len(jobs) > 1
+    source, is_scalar = array._prepare_value(indexer, value, check=several)
+    if several:
+        drain(lambda: _ShardWriter(layout, source, is_scalar).check, jobs)
     drain(lambda: _ShardWriter(layout, source, is_scalar).write, jobs)
 
 
@@ -303,18 +314,36 @@ class _ShardWriter:
         self._scratch: np.ndarray[Any, Any] | None = None
         self._spare: np.ndarray[Any, Any] | None = None
 
-    def write(self, job: _ShardJob) -> None:
-        layout = self.layout
-        array = layout.array
-        source, members = job.resolve(layout, self.source, self.is_scalar)
-        key = array._chunk_key(job.coords)
+    def _plan(self, job: _ShardJob
+              ) -> tuple[str, Any, dict[tuple[int, ...], list[ChunkProjection]], bool]:
+        """The shard's key, the job's part of the source, the projections written into
+        each inner chunk, and whether the job overwrites the whole shard."""
+        source, members = job.resolve(self.layout, self.source, self.is_scalar)
         whole = (len(members) == self._inner_chunks_in_shard(job.coords)
                  and all(p.is_complete for _, p in members))
+        written: dict[tuple[int, ...], list[ChunkProjection]] = defaultdict(list)
+        for local, projection in members:
+            written[local].append(projection)
+        return self.layout.array._chunk_key(job.coords), source, written, whole
+
+    def check(self, job: _ShardJob) -> None:
+        """Read the shard as :meth:`write` will (its index, and the stored inner chunks
+        it decodes to update), storing nothing: a corrupt one raises here."""
+        key, _, written, whole = self._plan(job)
+        if whole:
+            return
+        old = self._stored_chunks(key)
+        for local, projections in written.items():
+            base = _update_base(projections, old.get(local))
+            if base is not None:
+                self.layout.inner_pipeline.decode_into(
+                    base, self._scratch_chunk(), what=self.layout.what(key, projections[0]))
+
+    def write(self, job: _ShardJob) -> None:
+        array = self.layout.array
+        key, source, written, whole = self._plan(job)
         with chunk_lock(array.store, key):
             old = {} if whole else self._stored_chunks(key)
-            written: dict[tuple[int, ...], list[ChunkProjection]] = defaultdict(list)
-            for local, projection in members:
-                written[local].append(projection)
             builder = self._build(key, source, written, old)
             shard = builder.finish()
             if shard is None:
@@ -323,6 +352,11 @@ class _ShardWriter:
                 array.store.set(key, shard)
             del shard
             self._recycle(builder.detach())
+
+    def _scratch_chunk(self) -> np.ndarray[Any, Any]:
+        if self._scratch is None:
+            self._scratch = np.empty(self.layout.inner_shape, dtype=self.layout.array.dtype)
+        return self._scratch
 
     def _recycle(self, buffer: np.ndarray[Any, Any] | None) -> None:
         """Keep the buffer of the shard just stored for the next one, unless the store
@@ -381,18 +415,15 @@ class _ShardWriter:
         written). ``stored`` is its old bytes, the base unless a write covers the chunk."""
         layout = self.layout
         array = layout.array
-        if self._scratch is None:
-            self._scratch = np.empty(layout.inner_shape, dtype=array.dtype)
-        chunk = self._scratch
+        chunk = self._scratch_chunk()
+        base = _update_base(projections, stored)
         for i, projection in enumerate(projections):
             selection = projection.chunk_selection
-            if projection.is_complete or (i == 0 and stored is None):
+            if i == 0 and base is not None:
+                layout.inner_pipeline.decode_into(base, chunk, what=layout.what(key, projection))
+            elif projection.is_complete or i == 0:
                 if not _covers(selection, layout.inner_shape):
                     chunk[...] = array._fill
-            elif i == 0:
-                assert stored is not None
-                layout.inner_pipeline.decode_into(stored, chunk,
-                                                  what=layout.what(key, projection))
             if self.is_scalar:
                 chunk[selection] = source
             elif _is_view_selection(selection) and _is_view_selection(projection.out_selection):
@@ -404,6 +435,13 @@ class _ShardWriter:
         data = layout.inner_pipeline.encode(chunk)
         # The builder may keep what it is given, and the scratch chunk is reused.
         return data if isinstance(data, bytes) else bytes(data)
+
+
+def _update_base(projections: list[ChunkProjection], stored: memoryview | None
+                 ) -> memoryview | None:
+    """The stored bytes a written inner chunk is updated from: None when nothing is
+    stored, or when the first write covers the chunk whole (it is built from scratch)."""
+    return None if projections[0].is_complete else stored
 
 
 def _decode_full_index(array: Array, key: str, shard: bytes, shard_shape: tuple[int, ...]

@@ -3,11 +3,16 @@
 Pure numpy: nothing here knows about stores or codecs. Each ``*_indexer`` function takes
 ``(selection, shape, chunks)`` and returns an :class:`Indexer` whose ``shape`` is the
 result shape and whose iteration yields one :class:`ChunkProjection` per chunk touched,
-in C order of the chunk grid. Each entry of ``chunks`` is either an int (a regular grid
-along that dimension) or a tuple of chunk boundaries ``(0, b1, ..., bk)`` with
-``bk >= n`` (the ``rectilinear`` chunk grid; see :mod:`zarrkit.indexing.grid`). Chunk
-selections address the chunk's own full-size array (shape :func:`chunk_shape_at`,
-overhang included) and never touch the overhang.
+in C order of the chunk grid; ``projections_for`` yields those of given chunks only
+(the stored ones, say). Building an indexer never walks the chunks a slice crosses, and
+iterating it holds no projection for every chunk at once: ``a[:]`` over 2**40 chunks
+costs nothing until iterated. Dimensions may be any length: Python ints, never numpy's.
+
+Each entry of ``chunks`` is either an int (a regular grid along that dimension) or a
+tuple of chunk boundaries ``(0, b1, ..., bk)`` with ``bk >= n`` (the ``rectilinear``
+chunk grid; see :mod:`zarrkit.indexing.grid`). Chunk selections address the chunk's own
+full-size array (shape :func:`chunk_shape_at`, overhang included) and never touch the
+overhang.
 
 What the selections look like:
 
@@ -48,7 +53,7 @@ last chunk overhangs the array by two elements:
 ([2, 4, 6], [(slice(2, 3, 2),), (slice(0, 1, 2),), (slice(1, 2, 2),)])
 """
 
-from zarrkit.indexing.basic import BasicIndexer, basic_indexer, block_indexer
+from zarrkit.indexing.basic import BasicIndexer, basic_indexer, block_indexer, block_region
 from zarrkit.indexing.grid import ChunkDim, ChunkGrid, chunk_shape_at, grid_shape
 from zarrkit.indexing.normalize import (
     is_pure_basic,
@@ -57,7 +62,7 @@ from zarrkit.indexing.normalize import (
     normalize_slice,
 )
 from zarrkit.indexing.orthogonal import OrthogonalIndexer, orthogonal_indexer
-from zarrkit.indexing.plan import ChunkProjection, Indexer
+from zarrkit.indexing.plan import ChunkProjection, Indexer, plan_batches
 from zarrkit.indexing.vectorized import (
     VectorizedIndexer,
     coordinate_indexer,
@@ -75,6 +80,7 @@ __all__ = [
     "VectorizedIndexer",
     "basic_indexer",
     "block_indexer",
+    "block_region",
     "chunk_shape_at",
     "coordinate_indexer",
     "grid_shape",
@@ -84,5 +90,6 @@ __all__ = [
     "normalize_integer_array",
     "normalize_slice",
     "orthogonal_indexer",
+    "plan_batches",
     "vindex_indexer",
 ]

@@ -15,13 +15,19 @@ for every chunk, and a scalar read is planned without creating a single numpy ob
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from itertools import product
+from collections.abc import Collection, Iterable, Iterator
 from math import prod
 from typing import Any
 
 from zarrkit.errors import BoundsCheckError, IndexingError
-from zarrkit.indexing.dims import DimPiece, integer_pieces, slice_pieces
+from zarrkit.indexing.dims import (
+    DimPiece,
+    DimPieces,
+    integer_pieces,
+    iter_product,
+    piece_for,
+    slice_pieces,
+)
 from zarrkit.indexing.grid import AnyChunkDim, ChunkGrid, DimBoundaries, grid_shape, resolve_grid
 from zarrkit.indexing.normalize import (
     as_integer,
@@ -32,7 +38,7 @@ from zarrkit.indexing.normalize import (
 )
 from zarrkit.indexing.plan import ChunkProjection, Indexer
 
-__all__ = ["BasicIndexer", "basic_indexer", "block_indexer"]
+__all__ = ["BasicIndexer", "basic_indexer", "block_indexer", "block_region"]
 
 _FULL_SLICE = slice(None)
 
@@ -69,7 +75,7 @@ class BasicIndexer:
     _dims: list[_BasicDim]
     _array_shape: tuple[int, ...]
     _chunks: tuple[AnyChunkDim, ...]
-    _pieces: list[list[DimPiece]] | None
+    _pieces: list[DimPieces] | None
 
     def __init__(
         self, selection: Any, shape: tuple[int, ...], chunks: tuple[AnyChunkDim, ...]
@@ -106,9 +112,9 @@ class BasicIndexer:
         self._chunks = chunks
         self._pieces = None
 
-    def _dim_pieces(self) -> list[list[DimPiece]]:
+    def _dim_pieces(self) -> list[DimPieces]:
         if self._pieces is None:
-            pieces: list[list[DimPiece]] = []
+            pieces: list[DimPieces] = []
             for dim, dim_len, chunk_len in zip(
                 self._dims, self._array_shape, self._chunks, strict=True
             ):
@@ -122,10 +128,12 @@ class BasicIndexer:
 
     @property
     def nchunks(self) -> int:
-        """Number of chunks the selection touches.
+        """Number of chunks the selection touches (found without planning them).
 
         >>> basic_indexer(slice(None), (10,), (3,)).nchunks
         4
+        >>> basic_indexer(slice(None), (2**62,), (1,)).nchunks
+        4611686018427387904
         """
         return prod(len(pieces) for pieces in self._dim_pieces())
 
@@ -133,11 +141,32 @@ class BasicIndexer:
         if len(self.shape) == 0:
             # Every dimension is an integer: one element, one chunk, no product needed.
             return iter((self._point_projection(),))
-        return self._iter_product()
+        return self._projections(iter_product(self._dim_pieces()))
 
-    def _iter_product(self) -> Iterator[ChunkProjection]:
+    def projections_for(self, chunk_coords: Collection[tuple[int, ...]]
+                        ) -> Iterator[ChunkProjection]:
+        """The projections of those of ``chunk_coords`` that the selection touches, in
+        C order of the grid; the work is proportional to ``len(chunk_coords)``, whatever
+        the number of chunks the selection spans.
+
+        >>> indexer = basic_indexer(slice(None), (2**62,), (4,))
+        >>> [p.out_selection for p in indexer.projections_for([(7,), (2**61,), (1,)])]
+        [(slice(4, 8, None),), (slice(28, 32, None),)]
+        """
+        return self._projections(self._combinations_for(sorted(chunk_coords)))
+
+    def _combinations_for(self, chunk_coords: Iterable[tuple[int, ...]]
+                          ) -> Iterator[tuple[DimPiece, ...]]:
+        pieces = self._dim_pieces()
+        for coords in chunk_coords:
+            combination = tuple(map(piece_for, pieces, coords))
+            if None not in combination:
+                yield combination  # type: ignore[misc]
+
+    def _projections(self, combinations: Iterable[tuple[DimPiece, ...]]
+                     ) -> Iterator[ChunkProjection]:
         drops_dims = len(self.shape) != len(self._dims)
-        for combination in product(*self._dim_pieces()):
+        for combination in combinations:
             coords, chunk_selection, out_parts, completes = zip(*combination, strict=False)
             out_selection = (
                 tuple(part for part in out_parts if part is not None) if drops_dims else out_parts
@@ -238,6 +267,23 @@ def _block_item_to_slice(
     return slice(values[first_block], min(values[stop_block], dim_len))
 
 
+def block_region(selection: Any, shape: tuple[int, ...], chunks: tuple[AnyChunkDim, ...]
+                 ) -> tuple[slice, ...]:
+    """The element region ``a.blocks[selection]`` covers: one step-1 slice per dimension,
+    edge blocks truncated to the array bounds (see :func:`block_indexer`).
+
+    >>> block_region((slice(1, None), -1), shape=(10, 7), chunks=(4, 3))
+    (slice(4, 10, None), slice(6, 7, None))
+    """
+    items = expand_ellipsis(as_selection_tuple(selection), len(shape))
+    grid = resolve_grid(shape, chunks)
+    nblocks = grid_shape(shape, grid)
+    return tuple(
+        _block_item_to_slice(item, dim_len, chunk_len, dim_blocks)
+        for item, dim_len, chunk_len, dim_blocks in zip(items, shape, grid, nblocks, strict=True)
+    )
+
+
 def block_indexer(selection: Any, shape: tuple[int, ...], chunks: ChunkGrid) -> Indexer:
     """Plan ``a.blocks[selection]``: a selection counted in chunks, with dask semantics.
 
@@ -252,11 +298,5 @@ def block_indexer(selection: Any, shape: tuple[int, ...], chunks: ChunkGrid) -> 
     >>> block_indexer((slice(1, 3), -1), shape=(10, 7), chunks=((0, 2, 7, 10), (0, 1, 9))).shape
     (8, 6)
     """
-    items = expand_ellipsis(as_selection_tuple(selection), len(shape))
     grid = resolve_grid(shape, chunks)
-    nblocks = grid_shape(shape, grid)
-    element_slices = tuple(
-        _block_item_to_slice(item, dim_len, chunk_len, dim_blocks)
-        for item, dim_len, chunk_len, dim_blocks in zip(items, shape, grid, nblocks, strict=True)
-    )
-    return BasicIndexer(element_slices, shape, grid)
+    return BasicIndexer(block_region(selection, shape, grid), shape, grid)

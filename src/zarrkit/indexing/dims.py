@@ -3,7 +3,9 @@
 A :data:`DimPiece` is ``(chunk_index, chunk_selection, out_selection, is_complete)`` for a
 single dimension. ``out_selection`` is None when the item is an integer, because the
 dimension is then dropped from the output. Orthogonal-style selections (basic, oindex,
-blocks) are the Cartesian product of these per-dimension pieces.
+blocks) are the Cartesian product of these per-dimension pieces (:func:`iter_product`).
+A dimension's pieces are a list, or, when a regular dimension has very many, a
+:class:`RegularSlicePieces` that makes them on demand.
 
 Every function takes the dimension's entry of ``chunks``: a regular chunk length (an int,
 the fast path) or rectilinear chunk boundaries (see :mod:`zarrkit.indexing.grid`), which
@@ -23,24 +25,48 @@ always address the chunk's own full length, ``b[i + 1] - b[i]`` when rectilinear
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
+from itertools import product
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from zarrkit.indexing.grid import AnyChunkDim, DimBoundaries, grid_shape, resolve_dim
+from zarrkit.indexing.grid import (
+    INTP_MAX,
+    AnyChunkDim,
+    DimBoundaries,
+    grid_shape,
+    resolve_dim,
+)
 from zarrkit.indexing.grouping import group_out_selections, group_starts, stable_group_order
 
 __all__ = [
     "DimPiece",
+    "DimPieces",
+    "RegularSlicePieces",
     "array_pieces",
     "chunk_extent",
+    "chunk_extents",
     "grid_shape",
     "integer_pieces",
+    "iter_product",
+    "locate_indices",
+    "piece_for",
     "slice_pieces",
 ]
 
 DimPiece = tuple[int, Any, Any, bool]
+
+# A dimension's pieces, in ascending chunk order: a list, or a RegularSlicePieces that
+# makes them on demand.
+DimPieces = Sequence[DimPiece]
+
+# A regular dimension with more pieces than this is never held in a list: its pieces are
+# made on demand (RegularSlicePieces, walked by iter_product). Below it, a list is cheaper.
+_HELD_PIECES = 1 << 16
 
 
 def chunk_extent(chunk_index: int, dim_len: int, chunk_len: AnyChunkDim) -> int:
@@ -107,18 +133,49 @@ def _slice_piece(
             count == extent and (step > 0 or count == 1))
 
 
+def _element_piece(index: int, start: int, step: int, dim_len: int, chunk_len: int
+                   ) -> DimPiece:
+    """The piece of the one selected element ``index`` in its chunk (a step no shorter
+    than a chunk: no chunk holds two selected elements)."""
+    chunk_index, offset = divmod(index, chunk_len)
+    out_index = (index - start) // step
+    return (chunk_index, slice(offset, offset + 1), slice(out_index, out_index + 1),
+            min(chunk_len, dim_len - chunk_index * chunk_len) == 1)
+
+
+def _chunk_piece(chunk_index: int, low: int, high: int, start: int, step: int, dim_len: int,
+                 chunk_len: int) -> DimPiece:
+    """The piece of chunk ``chunk_index`` of the progression from ``low`` to ``high`` (a
+    step shorter than a chunk: every chunk in between is touched)."""
+    stride = abs(step)
+    chunk_start = chunk_index * chunk_len
+    extent = min(chunk_len, dim_len - chunk_start)
+    if chunk_start <= low:
+        first_in_chunk = low
+    else:
+        first_in_chunk = low + -(-(chunk_start - low) // stride) * stride
+    last_in_chunk = low + ((min(chunk_start + extent - 1, high) - low) // stride) * stride
+    count = (last_in_chunk - first_in_chunk) // stride + 1
+    return _slice_piece(chunk_index, chunk_start, extent, first_in_chunk, last_in_chunk,
+                        count, start, step)
+
+
 def slice_pieces(
     start: int, step: int, length: int, dim_len: int, chunk_len: AnyChunkDim
-) -> list[DimPiece]:
+) -> DimPieces:
     """Pieces of the progression ``start + j * step, j < length``, in ascending chunk order.
 
     Both selections are slices. Output slices always have step 1; for a negative step the
-    chunk slice runs backwards instead, so chunks are still visited in grid order.
+    chunk slice runs backwards instead, so chunks are still visited in grid order. Along a
+    regular dimension, more than ``_HELD_PIECES`` pieces come as a
+    :class:`RegularSlicePieces`, made on demand.
 
     >>> for piece in slice_pieces(start=5, step=-2, length=3, dim_len=6, chunk_len=3):
     ...     print(piece)
     (0, slice(1, 0, -2), slice(2, 3, None), False)
     (1, slice(2, None, -2), slice(0, 2, None), False)
+    >>> type(slice_pieces(start=0, step=1, length=2**40, dim_len=2**40, chunk_len=1)).__name__
+    'RegularSlicePieces'
     """
     if type(chunk_len) is not int:
         return _rectilinear_slice_pieces(start, step, length, dim_len, chunk_len)
@@ -127,40 +184,147 @@ def slice_pieces(
     last = start + (length - 1) * step
     stride = abs(step)
     low, high = (start, last) if step > 0 else (last, start)
-    pieces: list[DimPiece] = []
     if stride >= chunk_len:
         # No chunk holds two selected elements, so walking elements is walking touched
         # chunks; walking the chunk range instead could visit many untouched chunks.
-        for index in range(low, high + 1, stride):
-            chunk_index, offset = divmod(index, chunk_len)
-            out_index = (index - start) // step
-            pieces.append(
-                (
-                    chunk_index,
-                    slice(offset, offset + 1),
-                    slice(out_index, out_index + 1),
-                    min(chunk_len, dim_len - chunk_index * chunk_len) == 1,
-                )
-            )
-        return pieces
-    # stride < chunk_len: every chunk between the first and the last one is touched.
-    for chunk_index in range(low // chunk_len, high // chunk_len + 1):
-        chunk_start = chunk_index * chunk_len
-        extent = min(chunk_len, dim_len - chunk_start)
-        if chunk_start <= low:
-            first_in_chunk = low
+        if length > _HELD_PIECES:
+            return RegularSlicePieces(start, step, length, dim_len, chunk_len)
+        return [_element_piece(index, start, step, dim_len, chunk_len)
+                for index in range(low, high + 1, stride)]
+    first_chunk, last_chunk = low // chunk_len, high // chunk_len
+    if last_chunk - first_chunk >= _HELD_PIECES:
+        return RegularSlicePieces(start, step, length, dim_len, chunk_len)
+    return [_chunk_piece(chunk_index, low, high, start, step, dim_len, chunk_len)
+            for chunk_index in range(first_chunk, last_chunk + 1)]
+
+
+class RegularSlicePieces(Sequence[DimPiece]):
+    """The pieces of a stepped slice along a regular dimension, made when asked for.
+
+    A selection can cross more chunks than it is reasonable to hold a piece for at once
+    (``a[:]`` over 2**40 one-element chunks): this sequence costs nothing to build, walks
+    its pieces in ascending chunk order, and finds the piece of any one chunk in O(1).
+    Pieces are those :func:`slice_pieces` lists for fewer chunks.
+
+    >>> pieces = RegularSlicePieces(start=1, step=1, length=5, dim_len=6, chunk_len=4)
+    >>> len(pieces), pieces[1], pieces.piece_for(0) == pieces[0], pieces.piece_for(2)
+    (2, (1, slice(0, 2, None), slice(3, 5, None), True), True, None)
+    """
+
+    __slots__ = ("_start", "_step", "_dim_len", "_chunk_len", "_low", "_high",
+                 "_per_element", "_first_chunk", "_count")
+
+    def __init__(self, start: int, step: int, length: int, dim_len: int, chunk_len: int
+                 ) -> None:
+        self._start, self._step = start, step
+        self._dim_len, self._chunk_len = dim_len, chunk_len
+        last = start + (length - 1) * step
+        self._low, self._high = (start, last) if step > 0 else (last, start)
+        # As in slice_pieces: a piece per element when no chunk holds two of them.
+        self._per_element = abs(step) >= chunk_len
+        self._first_chunk = self._low // chunk_len
+        if length == 0:
+            self._count = 0
+        elif self._per_element:
+            self._count = length
         else:
-            first_in_chunk = low + -(-(chunk_start - low) // stride) * stride
-        last_in_chunk = low + ((min(chunk_start + extent - 1, high) - low) // stride) * stride
-        count = (last_in_chunk - first_in_chunk) // stride + 1
-        pieces.append(_slice_piece(chunk_index, chunk_start, extent, first_in_chunk,
-                                   last_in_chunk, count, start, step))
-    return pieces
+            self._count = self._high // chunk_len - self._first_chunk + 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, position: int) -> DimPiece:  # type: ignore[override]
+        if not -self._count <= position < self._count:
+            raise IndexError(f"piece {position} of {self._count}")
+        position %= self._count
+        if self._per_element:
+            return self._element(self._low + position * abs(self._step))
+        return self._chunk(self._first_chunk + position)
+
+    def __iter__(self) -> Iterator[DimPiece]:
+        if self._count == 0:
+            return iter(())
+        if self._per_element:
+            return map(self._element, range(self._low, self._high + 1, abs(self._step)))
+        return map(self._chunk, range(self._first_chunk, self._first_chunk + self._count))
+
+    def piece_for(self, chunk_index: int) -> DimPiece | None:
+        """The piece of chunk ``chunk_index``, or None if the slice does not touch it.
+
+        >>> RegularSlicePieces(0, 5, 3, 20, 2).piece_for(5)
+        (5, slice(0, 1, None), slice(2, 3, None), False)
+        >>> RegularSlicePieces(0, 5, 3, 20, 2).piece_for(4) is None
+        True
+        """
+        if self._count == 0:
+            return None
+        if not self._per_element:
+            position = chunk_index - self._first_chunk
+            return self._chunk(chunk_index) if 0 <= position < self._count else None
+        # The first selected element at or after the chunk's start, if it is in the chunk.
+        stride = abs(self._step)
+        chunk_start = chunk_index * self._chunk_len
+        position = max(0, -(-(chunk_start - self._low) // stride))
+        index = self._low + position * stride
+        if position < self._count and chunk_start <= index < chunk_start + self._chunk_len:
+            return self._element(index)
+        return None
+
+    def _element(self, index: int) -> DimPiece:
+        return _element_piece(index, self._start, self._step, self._dim_len, self._chunk_len)
+
+    def _chunk(self, chunk_index: int) -> DimPiece:
+        return _chunk_piece(chunk_index, self._low, self._high, self._start, self._step,
+                            self._dim_len, self._chunk_len)
+
+
+def piece_for(pieces: DimPieces, chunk_index: int) -> DimPiece | None:
+    """The piece of chunk ``chunk_index`` among a dimension's pieces, or None.
+
+    >>> piece_for([(0, 1, None, False), (3, 0, None, True)], 3)
+    (3, 0, None, True)
+    >>> piece_for([(0, 1, None, False)], 2) is None
+    True
+    """
+    if type(pieces) is RegularSlicePieces:
+        return pieces.piece_for(chunk_index)
+    # Pieces are in ascending chunk order, so a binary search finds the chunk's one.
+    position = bisect_left(pieces, chunk_index, key=_CHUNK_OF)
+    if position < len(pieces) and pieces[position][0] == chunk_index:
+        return pieces[position]
+    return None
+
+
+_CHUNK_OF = itemgetter(0)
+
+
+def iter_product(dims: Sequence[DimPieces]) -> Iterator[tuple[DimPiece, ...]]:
+    """``itertools.product(*dims)``, without holding a :class:`RegularSlicePieces` in
+    memory: ``product`` turns each input into a tuple first, which a dimension of 2**40
+    pieces cannot afford, so such dimensions are walked one piece at a time.
+
+    >>> [tuple(p[0] for p in c) for c in iter_product([[(0,), (1,)], [(5,)]])]
+    [(0, 5), (1, 5)]
+    """
+    if RegularSlicePieces not in map(type, dims):
+        return product(*dims)
+    lazy = [axis for axis, pieces in enumerate(dims) if type(pieces) is RegularSlicePieces]
+    return _walk_product(dims, lazy[-1])
+
+
+def _walk_product(dims: Sequence[DimPieces], axis: int) -> Iterator[tuple[DimPiece, ...]]:
+    """:func:`iter_product` where ``axis`` is the last lazy dimension: the ones before it
+    recursively, it walked, the ones after it held."""
+    tail = [list(pieces) for pieces in dims[axis + 1:]]
+    for head in iter_product(dims[:axis]):
+        for piece in dims[axis]:
+            for rest in product(*tail):
+                yield (*head, piece, *rest)
 
 
 def _rectilinear_slice_pieces(
     start: int, step: int, length: int, dim_len: int, chunk_len: AnyChunkDim
-) -> list[DimPiece]:
+) -> DimPieces:
     """:func:`slice_pieces` over rectilinear chunks, with the per-chunk maths vectorised."""
     resolved = resolve_dim(chunk_len, dim_len)
     if type(resolved) is int:
@@ -233,6 +397,55 @@ def _as_slice_if_arithmetic(local: npt.NDArray[np.intp]) -> slice | npt.NDArray[
     return slice(first, last + 1, None if step == 1 else step)
 
 
+def locate_indices(
+    indices: npt.NDArray[np.intp], dim_len: int, chunk_len: int | DimBoundaries
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """For in-bounds indices along a dimension: the chunk holding each, and its position in
+    that chunk. Safe for any chunk length: numpy refuses a Python int beyond ``intp`` as an
+    operand, and a chunk that long holds every index an ``intp`` array can carry.
+
+    >>> [a.tolist() for a in locate_indices(np.array([5, 0]), 10, 4)]
+    [[1, 0], [1, 0]]
+    >>> [a.tolist() for a in locate_indices(np.array([5, 0]), 2**70, 2**65)]
+    [[0, 0], [5, 0]]
+    """
+    if type(chunk_len) is int:
+        if chunk_len > INTP_MAX:
+            return np.zeros_like(indices), indices
+        chunk_ids, local = np.divmod(indices, chunk_len)
+        return chunk_ids, local
+    assert type(chunk_len) is DimBoundaries
+    bounds = chunk_len.array
+    chunk_ids = np.searchsorted(bounds, indices, side="right") - 1
+    return chunk_ids, indices - bounds[chunk_ids]
+
+
+def chunk_extents(
+    chunk_ids: npt.NDArray[np.intp], dim_len: int, chunk_len: int | DimBoundaries
+) -> npt.NDArray[np.intp]:
+    """In-bounds length of each chunk in ``chunk_ids`` (edge chunks are short), for chunks
+    that hold an element. Only the last chunk can be short along a regular dimension, and
+    it is found in Python ints: ``dim_len`` may be beyond what ``intp`` can hold. Lengths
+    saturate at ``INTP_MAX``: no index array can cover a longer chunk.
+
+    >>> chunk_extents(np.array([0, 2, 2]), 10, 4).tolist()
+    [4, 2, 2]
+    >>> chunk_extents(np.array([0, 3]), 2**64, 2**62).tolist()
+    [4611686018427387904, 4611686018427387904]
+    >>> chunk_extents(np.array([1]), 10, DimBoundaries((0, 3, 12))).tolist()
+    [7]
+    """
+    if type(chunk_len) is int:
+        last_chunk, last_offset = divmod(dim_len - 1, chunk_len)
+        extents = np.full(chunk_ids.shape, min(chunk_len, INTP_MAX), dtype=np.intp)
+        if last_chunk <= INTP_MAX:  # else no intp chunk id can name it
+            extents[chunk_ids == last_chunk] = min(last_offset + 1, INTP_MAX)
+        return extents
+    assert type(chunk_len) is DimBoundaries
+    bounds = chunk_len.array
+    return np.minimum(bounds[chunk_ids + 1], dim_len) - bounds[chunk_ids]
+
+
 def array_pieces(
     indices: npt.NDArray[np.intp], dim_len: int, chunk_len: AnyChunkDim
 ) -> list[DimPiece]:
@@ -255,15 +468,11 @@ def array_pieces(
     count = indices.shape[0]
     if count == 0:
         return []
+    chunk_ids, local = locate_indices(indices, dim_len, resolved)
     if type(resolved) is int:
-        bounds = None
-        chunk_ids, local = np.divmod(indices, resolved)
         nchunks = -(-dim_len // resolved)
     else:
         assert type(resolved) is DimBoundaries
-        bounds = resolved.array
-        chunk_ids = np.searchsorted(bounds, indices, side="right") - 1
-        local = indices - bounds[chunk_ids]
         nchunks = resolved.nchunks(dim_len)
     order = stable_group_order(chunk_ids, nchunks)
     if order is not None:
@@ -272,11 +481,7 @@ def array_pieces(
     starts = group_starts(chunk_ids)
     ends = np.append(starts[1:], count)
     group_chunks = chunk_ids[starts]
-    if bounds is None:
-        assert type(resolved) is int
-        extents = np.minimum(resolved, dim_len - group_chunks * resolved).tolist()
-    else:
-        extents = (np.minimum(bounds[group_chunks + 1], dim_len) - bounds[group_chunks]).tolist()
+    extents = chunk_extents(group_chunks, dim_len, resolved).tolist()
     out_parts = group_out_selections(order, starts, ends)
     pieces: list[DimPiece] = []
     for chunk_index, begin, end, extent, out_part in zip(

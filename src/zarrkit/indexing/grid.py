@@ -29,6 +29,7 @@ import numpy.typing as npt
 from zarrkit.errors import BoundsCheckError, IndexingError
 
 __all__ = [
+    "INTP_MAX",
     "AnyChunkDim",
     "ChunkDim",
     "ChunkGrid",
@@ -38,6 +39,9 @@ __all__ = [
     "resolve_dim",
     "resolve_grid",
 ]
+
+INTP_MAX = int(np.iinfo(np.intp).max)
+"""The largest index a numpy index array can hold. Shapes may be larger: Python ints."""
 
 ChunkDim = int | tuple[int, ...]
 """How one dimension is chunked: a regular chunk length, or rectilinear boundaries."""

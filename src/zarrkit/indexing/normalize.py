@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from zarrkit.errors import BoundsCheckError, IndexingError
+from zarrkit.errors import BoundsCheckError, IndexingError, ShapeOverflowError
+from zarrkit.indexing.grid import INTP_MAX
 
 __all__ = [
     "as_integer",
@@ -99,6 +100,8 @@ def normalize_slice(selection: slice, dim_len: int) -> tuple[int, int, int]:
     (4, -2, 3)
     >>> normalize_slice(slice(-100, 100), 4)
     (0, 1, 4)
+    >>> normalize_slice(slice(None, None, -1), 2**64)
+    (18446744073709551615, -1, 18446744073709551616)
     >>> normalize_slice(slice(None, None, 0), 4)
     Traceback (most recent call last):
     zarrkit.errors.IndexingError: slice step cannot be zero
@@ -109,7 +112,10 @@ def normalize_slice(selection: slice, dim_len: int) -> tuple[int, int, int]:
         raise IndexingError("slice step cannot be zero") from error
     except TypeError as error:
         raise IndexingError(f"slice bounds must be integers or None, got {selection!r}") from error
-    return start, step, len(range(start, stop, step))
+    # len(range(...)) would do, but raises OverflowError beyond sys.maxsize elements.
+    if step > 0:
+        return start, step, (stop - start - 1) // step + 1 if start < stop else 0
+    return start, step, (start - stop - 1) // -step + 1 if start > stop else 0
 
 
 def expand_ellipsis(items: tuple[Any, ...], ndim: int) -> tuple[Any, ...]:
@@ -149,6 +155,8 @@ def normalize_integer_array(
 
     Negative indices are wrapped; a boolean array must have length ``dim_len`` and is
     replaced by the positions of its True entries. The result keeps the input's shape.
+    Positions beyond ``intp`` (a dimension longer than 2**63) raise
+    :class:`~zarrkit.errors.ShapeOverflowError`: plain integers and slices reach them.
 
     >>> normalize_integer_array([-1, 0, 2], 4, allow_bool=False).tolist()
     [3, 0, 2]
@@ -157,6 +165,11 @@ def normalize_integer_array(
     >>> normalize_integer_array([4], 4, allow_bool=False)
     Traceback (most recent call last):
     zarrkit.errors.BoundsCheckError: index 4 is out of bounds for a dimension of length 4
+    >>> normalize_integer_array([-1, 0], 2**63, allow_bool=False).tolist()
+    [9223372036854775807, 0]
+    >>> normalize_integer_array([2**63], 2**64, allow_bool=False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.ShapeOverflowError: index 9223372036854775808 is beyond ...
     """
     try:
         array = np.asarray(selection)
@@ -176,7 +189,8 @@ def normalize_integer_array(
         # ``np.asarray([])`` is float64; an empty selection is still a valid integer one.
         return np.zeros(array.shape, dtype=np.intp)
     if kind not in "iu":
-        raise IndexingError(f"index arrays must hold integers, got dtype {array.dtype}")
+        # numpy stores Python ints beyond 64 bits as floats or objects.
+        array = _as_python_ints(selection, array)
     lowest = int(array.min())
     highest = int(array.max())
     if lowest < -dim_len or highest >= dim_len:
@@ -184,10 +198,41 @@ def normalize_integer_array(
         raise BoundsCheckError(
             f"index {offender} is out of bounds for a dimension of length {dim_len}"
         )
-    indices = array.astype(np.intp, copy=False)
-    if lowest < 0:
-        indices = np.where(indices < 0, indices + dim_len, indices)
-    return indices
+    _check_intp(highest, dim_len)
+    if lowest >= 0:
+        return array.astype(np.intp, copy=False)
+    return _wrap_negative(array, lowest, dim_len)
+
+
+def _as_python_ints(selection: Any, array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``selection`` as an object array of ints when its items are all integers (too
+    large for numpy to have stored as such), else IndexingError."""
+    if isinstance(selection, np.ndarray) or array.dtype.kind not in "fO":
+        raise IndexingError(f"index arrays must hold integers, got dtype {array.dtype}")
+    items = np.array(selection, dtype=object)
+    if not all(type(item) is int for item in items.reshape(-1)):
+        raise IndexingError(f"index arrays must hold integers, got dtype {array.dtype}")
+    return items
+
+
+def _check_intp(index: int, dim_len: int) -> None:
+    if index > INTP_MAX:
+        raise ShapeOverflowError(
+            f"index {index} is beyond what an index array can hold (2**63 - 1) in a "
+            f"dimension of length {dim_len}; select it with an integer or a slice"
+        )
+
+
+def _wrap_negative(array: npt.NDArray[Any], lowest: int, dim_len: int
+                   ) -> npt.NDArray[np.intp]:
+    """In-bounds indices with negative ones counted from the end."""
+    if dim_len <= INTP_MAX:
+        indices = array.astype(np.intp, copy=False)
+        return np.where(indices < 0, indices + dim_len, indices)
+    # ``dim_len`` cannot be a numpy operand: count in Python ints (rare, so no matter).
+    negative = array < 0
+    _check_intp(dim_len + int(array[negative].max()), dim_len)
+    return np.where(negative, array.astype(object) + dim_len, array).astype(np.intp)
 
 
 def is_pure_basic(selection: Any) -> bool:

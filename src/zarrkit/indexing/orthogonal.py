@@ -20,7 +20,7 @@ so that numpy combines them orthogonally instead of pointwise.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from itertools import product
 from math import prod
 from typing import Any, cast
@@ -29,7 +29,14 @@ import numpy as np
 
 from zarrkit.errors import IndexingError
 from zarrkit.indexing.basic import BasicIndexer
-from zarrkit.indexing.dims import DimPiece, array_pieces, integer_pieces, slice_pieces
+from zarrkit.indexing.dims import (
+    DimPiece,
+    DimPieces,
+    array_pieces,
+    integer_pieces,
+    piece_for,
+    slice_pieces,
+)
 from zarrkit.indexing.grid import ChunkGrid, DimBoundaries, chunk_shape_at, resolve_grid
 from zarrkit.indexing.normalize import (
     as_integer,
@@ -85,12 +92,13 @@ class OrthogonalIndexer:
     2
     """
 
-    __slots__ = ("shape", "_pieces", "_chunks", "_rectilinear", "_drops_dims")
+    __slots__ = ("shape", "_lazy_pieces", "_held", "_chunks", "_rectilinear", "_drops_dims")
 
     flat_output: bool = False
 
     shape: tuple[int, ...]
-    _pieces: list[list[DimPiece]]
+    _lazy_pieces: list[DimPieces]
+    _held: list[list[DimPiece]] | None
     _chunks: tuple[int | DimBoundaries, ...]
     _rectilinear: bool
     _drops_dims: bool
@@ -98,7 +106,7 @@ class OrthogonalIndexer:
     def __init__(self, selection: Any, shape: tuple[int, ...], chunks: ChunkGrid) -> None:
         items = expand_ellipsis(as_selection_tuple(selection), len(shape))
         grid = resolve_grid(shape, chunks)
-        pieces: list[list[DimPiece]] = []
+        pieces: list[DimPieces] = []
         out_shape: list[int] = []
         for item, dim_len, chunk_len in zip(items, shape, grid, strict=True):
             if type(item) is slice:
@@ -120,7 +128,10 @@ class OrthogonalIndexer:
             pieces.append(array_pieces(indices, dim_len, chunk_len))
             out_shape.append(indices.shape[0])
         self.shape = tuple(out_shape)
-        self._pieces = pieces
+        # Slices' pieces are made when iterated: before then, an output too large to
+        # allocate has been refused, and no dimension has more pieces than output length.
+        self._lazy_pieces = pieces
+        self._held = None
         self._chunks = grid
         self._rectilinear = any(type(chunk) is DimBoundaries for chunk in grid)
         self._drops_dims = len(out_shape) != len(shape)
@@ -132,7 +143,15 @@ class OrthogonalIndexer:
         >>> orthogonal_indexer(([0, 9], [1]), (10, 10), (5, 5)).nchunks
         2
         """
-        return prod(len(dim_pieces) for dim_pieces in self._pieces)
+        return prod(len(dim_pieces) for dim_pieces in self._lazy_pieces)
+
+    @property
+    def _pieces(self) -> list[list[DimPiece]]:
+        """Every dimension's pieces, held (iteration indexes them repeatedly)."""
+        if self._held is None:
+            self._held = [dim_pieces if type(dim_pieces) is list else list(dim_pieces)
+                          for dim_pieces in self._lazy_pieces]
+        return self._held
 
     def _premeshed(self) -> tuple[list[list[Any]], list[list[Any]]] | None:
         """Per axis, every piece's chunk part and output part already rewritten by
@@ -188,12 +207,29 @@ class OrthogonalIndexer:
             )
 
     def _iter_meshing(self) -> Iterator[ChunkProjection]:
+        return self._meshed(product(*self._pieces))
+
+    def projections_for(self, chunk_coords: Collection[tuple[int, ...]]
+                        ) -> Iterator[ChunkProjection]:
+        """The projections of those of ``chunk_coords`` that the selection touches, in
+        C order of the grid.
+
+        >>> indexer = orthogonal_indexer(([0, 9], slice(None)), (10, 4), (5, 2))
+        >>> [p.chunk_coords for p in indexer.projections_for({(1, 1), (0, 3), (1, 0)})]
+        [(1, 0), (1, 1)]
+        """
+        pieces = self._pieces
+        combinations = (tuple(map(piece_for, pieces, coords)) for coords in sorted(chunk_coords))
+        return self._meshed(c for c in combinations if None not in c)  # type: ignore[misc]
+
+    def _meshed(self, combinations: Iterable[tuple[DimPiece, ...]]
+                ) -> Iterator[ChunkProjection]:
         chunks = self._chunks
         # Every chunk has the same full shape unless a dimension is rectilinear.
         common_shape = None if self._rectilinear else cast(tuple[int, ...], chunks)
         out_shape = self.shape
         drops_dims = self._drops_dims
-        for combination in product(*self._pieces):
+        for combination in combinations:
             coords, chunk_parts, out_parts, completes = zip(*combination, strict=False)
             if drops_dims:
                 out_parts = tuple(part for part in out_parts if part is not None)

@@ -19,10 +19,11 @@ broadcast to it) -- flattened with ``.reshape(-1)`` when ``indexer.flat_output``
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
+from itertools import islice
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["ChunkProjection", "Indexer"]
+__all__ = ["ChunkProjection", "Indexer", "plan_batches"]
 
 
 class ChunkProjection(NamedTuple):
@@ -55,7 +56,9 @@ class Indexer(Protocol):
     """What every indexer offers: the result shape and an iterable chunk plan.
 
     ``flat_output`` tells the caller to index ``out.reshape(-1)`` rather than ``out``.
-    ``nchunks`` is the number of projections that iteration yields.
+    ``nchunks`` is the number of projections that iteration yields; ``projections_for``
+    yields only those of the given chunks (in C order), so that a caller who knows which
+    chunks exist can plan just those.
 
     >>> from zarrkit.indexing import basic_indexer
     >>> isinstance(basic_indexer(0, (4,), (2,)), Indexer)
@@ -72,3 +75,25 @@ class Indexer(Protocol):
     def nchunks(self) -> int: ...
 
     def __iter__(self) -> Iterator[ChunkProjection]: ...
+
+    def projections_for(self, chunk_coords: Collection[tuple[int, ...]]
+                        ) -> Iterator[ChunkProjection]: ...
+
+
+def plan_batches(projections: Iterable[ChunkProjection], size: int, *, first: int | None = None
+                 ) -> Iterator[list[ChunkProjection]]:
+    """A plan in lists of at most ``size`` projections (the first of at most ``first``),
+    made as they are consumed: a selection of millions of chunks never holds a
+    projection for each at once.
+
+    >>> from zarrkit.indexing import basic_indexer
+    >>> [len(batch) for batch in plan_batches(basic_indexer(slice(None), (10,), (2,)), 2)]
+    [2, 2, 1]
+    >>> [len(b) for b in plan_batches(basic_indexer(slice(None), (10,), (2,)), 3, first=1)]
+    [1, 3, 1]
+    """
+    iterator = iter(projections)
+    batch = list(islice(iterator, size if first is None else first))
+    while batch:
+        yield batch
+        batch = list(islice(iterator, size))

@@ -18,7 +18,7 @@ a tuple of 1-d chunk-local coordinate arrays, one per dimension.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from math import prod
 from typing import Any, cast
 
@@ -26,11 +26,11 @@ import numpy as np
 import numpy.typing as npt
 
 from zarrkit.errors import IndexingError
+from zarrkit.indexing.dims import chunk_extents, locate_indices
 from zarrkit.indexing.grid import (
     AnyChunkDim,
     ChunkGrid,
     DimBoundaries,
-    chunk_shape_at,
     grid_shape,
     resolve_grid,
 )
@@ -76,6 +76,18 @@ class VectorizedIndexer:
     def __iter__(self) -> Iterator[ChunkProjection]:
         return iter(self._projections)
 
+    def projections_for(self, chunk_coords: Collection[tuple[int, ...]]
+                        ) -> Iterator[ChunkProjection]:
+        """The projections of those of ``chunk_coords`` that the selection touches, in
+        C order of the grid.
+
+        >>> indexer = coordinate_indexer(([0, 7],), (8,), (4,))
+        >>> [p.chunk_coords for p in indexer.projections_for({(1,), (5,)})]
+        [(1,)]
+        """
+        wanted = chunk_coords if isinstance(chunk_coords, set | frozenset) else set(chunk_coords)
+        return (p for p in self._projections if p.chunk_coords in wanted)
+
     @classmethod
     def from_points(
         cls,
@@ -103,23 +115,15 @@ class VectorizedIndexer:
             return cls(result_shape, [])
         if ndim == 0:
             return cls(result_shape, [ChunkProjection((), _WHOLE_ZERO_D, (slice(0, 1),), True)])
-        # Every chunk has the same full shape unless a dimension is rectilinear.
         rectilinear = any(type(chunk_len) is DimBoundaries for chunk_len in resolved)
         if npoints <= _FEW_POINTS and not rectilinear:
             return cls(result_shape, _few_point_projections(
                 coordinates, array_shape, cast(tuple[int, ...], resolved)))
         grid = grid_shape(array_shape, resolved)
-        common_shape = None if rectilinear else cast(tuple[int, ...], resolved)
         chunk_ids: list[npt.NDArray[np.intp]] = []
         local: list[npt.NDArray[np.intp]] = []
-        for coords, chunk_len in zip(coordinates, resolved, strict=True):
-            if type(chunk_len) is int:
-                dim_ids, dim_local = np.divmod(coords, chunk_len)
-            else:
-                assert type(chunk_len) is DimBoundaries
-                bounds = chunk_len.array
-                dim_ids = np.searchsorted(bounds, coords, side="right") - 1
-                dim_local = coords - bounds[dim_ids]
+        for coords, dim_len, chunk_len in zip(coordinates, array_shape, resolved, strict=True):
+            dim_ids, dim_local = locate_indices(coords, dim_len, chunk_len)
             chunk_ids.append(dim_ids)
             local.append(dim_local)
         order, starts, group_chunk_ids = _group_by_chunk(chunk_ids, grid)
@@ -127,31 +131,26 @@ class VectorizedIndexer:
             local = [dim_local[order] for dim_local in local]
         ends = np.append(starts[1:], npoints)
         # Completeness needs the point count to equal the in-bounds volume; comparing all
-        # groups at once keeps the per-chunk Python work to the rare candidates.
-        volumes = np.ones(starts.shape[0], dtype=np.intp)
-        for dim_ids, dim_len, chunk_len in zip(group_chunk_ids, array_shape, resolved, strict=True):
-            if type(chunk_len) is int:
-                volumes *= np.minimum(chunk_len, dim_len - dim_ids * chunk_len)
-            else:
-                assert type(chunk_len) is DimBoundaries
-                bounds = chunk_len.array
-                volumes *= np.minimum(bounds[dim_ids + 1], dim_len) - bounds[dim_ids]
+        # groups at once keeps the per-chunk Python work to the rare candidates. Volumes
+        # are multiplied in float64 so that huge chunks cannot overflow: exact below 2**53,
+        # and a volume above that cannot equal any count of points held in memory.
+        extents = [chunk_extents(dim_ids, dim_len, chunk_len) for dim_ids, dim_len, chunk_len
+                   in zip(group_chunk_ids, array_shape, resolved, strict=True)]
+        volumes = np.ones(starts.shape[0], dtype=np.float64)
+        for dim_extents in extents:
+            volumes *= dim_extents
         fills_chunk = (ends - starts == volumes).tolist()
         out_parts = group_out_selections(order, starts, ends)
         group_coords = zip(*(dim_ids.tolist() for dim_ids in group_chunk_ids), strict=True)
         projections: list[ChunkProjection] = []
-        for chunk_coords, begin, end, out_part, candidate in zip(
+        for group, (chunk_coords, begin, end, out_part, candidate) in enumerate(zip(
             group_coords, starts.tolist(), ends.tolist(), out_parts, fills_chunk, strict=True
-        ):
+        )):
             chunk_selection = tuple(dim_local[begin:end] for dim_local in local)
             complete = candidate and (
                 unique_in_c_order
                 or _visits_in_c_order(
-                    chunk_selection,
-                    chunk_shape_at(resolved, chunk_coords)
-                    if common_shape is None
-                    else common_shape,
-                )
+                    chunk_selection, tuple(int(dim_extents[group]) for dim_extents in extents))
             )
             projections.append(
                 ChunkProjection(chunk_coords, chunk_selection, (out_part,), complete)
@@ -192,10 +191,10 @@ def _few_point_projections(
         out_part: slice | npt.NDArray[np.intp] = (
             slice(first, last + 1) if last - first == len(points) - 1
             else np.array(points, dtype=np.intp))
-        volume = prod(min(chunk_len, dim_len - coord * chunk_len)
-                      for coord, chunk_len, dim_len in zip(chunk_coords, chunks, array_shape,
-                                                           strict=True))
-        complete = len(points) == volume and _visits_in_c_order(chunk_selection, chunks)
+        extents = tuple(min(chunk_len, dim_len - coord * chunk_len)
+                        for coord, chunk_len, dim_len in zip(chunk_coords, chunks, array_shape,
+                                                             strict=True))
+        complete = len(points) == prod(extents) and _visits_in_c_order(chunk_selection, extents)
         projections.append(ChunkProjection(chunk_coords, chunk_selection, (out_part,), complete))
     return projections
 
@@ -223,13 +222,14 @@ def _group_by_chunk(
 
 
 def _visits_in_c_order(
-    chunk_selection: tuple[npt.NDArray[np.intp], ...], chunk_shape: tuple[int, ...]
+    chunk_selection: tuple[npt.NDArray[np.intp], ...], extents: tuple[int, ...]
 ) -> bool:
-    # Called only when the point count equals the in-bounds volume, so strictly
-    # increasing linear positions mean every in-bounds element exactly once, in C order
-    # (linear positions over the full chunk shape order points exactly as over the
-    # in-bounds region does).
-    positions = np.ravel_multi_index(chunk_selection, chunk_shape)
+    # Called only when the point count equals the in-bounds volume (the product of
+    # ``extents``), so strictly increasing linear positions mean every in-bounds element
+    # exactly once, in C order. Positions are taken over the in-bounds region, not the
+    # full chunk: they order points the same, and the region's size is the point count,
+    # while an overhanging chunk may have more elements than an intp can number.
+    positions = np.ravel_multi_index(chunk_selection, extents)
     return bool((positions[1:] > positions[:-1]).all())
 
 

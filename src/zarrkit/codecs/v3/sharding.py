@@ -28,7 +28,7 @@ import math
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -265,6 +265,9 @@ class ShardBuilder:
     >>> builder.add((0,), b"\\x05")
     Traceback (most recent call last):
     ValueError: inner chunk (0,) comes before (1,) in Morton order; add chunks in that order
+    >>> builder.add((1,), b"\\x08")
+    Traceback (most recent call last):
+    ValueError: inner chunk (1,) was already added to this shard
     """
 
     def __init__(self, codec: ShardingCodec, shard_shape: Sequence[int],
@@ -308,8 +311,7 @@ class ShardBuilder:
         key = self.check_coords(coords)
         rank = int(self._rank[key])
         if self._last is not None and rank <= self._last[0]:
-            raise ValueError(f"inner chunk {key} comes before {self._last[1]} in Morton "
-                             f"order; add chunks in that order")
+            self._refuse(key)
         self._last = (rank, key)
         nbytes = memoryview(data).nbytes
         self._entries[key] = (self._end, nbytes)
@@ -319,6 +321,16 @@ class ShardBuilder:
             self._reserve(self._end + nbytes)
             self._buffer[self._end:self._end + nbytes] = np.frombuffer(data, dtype=np.uint8)
         self._end += nbytes
+
+    def _refuse(self, key: tuple[int, ...]) -> NoReturn:
+        """Raise the error for an inner chunk that does not come after the last one added:
+        a second copy (its index entry would silently replace the first), or a chunk out of
+        Morton order."""
+        if not (self._entries[key] == _EMPTY).all():
+            raise ValueError(f"inner chunk {key} was already added to this shard")
+        assert self._last is not None
+        raise ValueError(f"inner chunk {key} comes before {self._last[1]} in Morton order; "
+                         f"add chunks in that order")
 
     def _reserve(self, nbytes: int) -> None:
         # Stored chunks kept from an old shard may exceed the caller's bound; grow then.
