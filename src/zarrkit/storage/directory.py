@@ -49,6 +49,9 @@ _HOST = f"{zlib.crc32(socket.gethostname().encode()):08x}"
 _SALT = os.urandom(4).hex()
 _COUNTER = itertools.count()
 _MAX_CHECKED_DIRECTORIES = 1 << 16
+# What os.link raises where the file system has no hard links (FAT, some FUSE and SMB
+# mounts): create-if-absent falls back to an exclusive create there.
+_NO_HARD_LINKS = (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS)
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # O_BINARY: no newline translation
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -381,22 +384,14 @@ class DirectoryStore(Store):
         try:
             temp = self._write_temp(value, directory, key)
             try:
-                os.link(temp, target)
-            except FileExistsError:
-                return False
-            except FileNotFoundError:
-                self._make_directory(directory, key)
-                try:
-                    os.link(temp, target)
-                except FileExistsError:
-                    return False
+                created = self._link_if_absent(temp, target, directory, key)
             except OSError as e:
-                if e.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK):
+                if e.errno not in _NO_HARD_LINKS:
                     raise
-                return self._create_exclusively(target, value)
-            if config.fsync:
+                created = self._create_exclusively(target, value)
+            if created and config.fsync:
                 _fsync_directory(directory)
-            return True
+            return created
         except OSError as e:
             if isinstance(e, (StoreIOError, StoreEscapeError)):
                 raise
@@ -404,6 +399,20 @@ class DirectoryStore(Store):
         finally:
             if temp:
                 _remove_quietly(temp)
+
+    def _link_if_absent(self, temp: str, target: str, directory: str, key: str) -> bool:
+        """Hard-link the complete ``temp`` file as ``target`` unless that name exists."""
+        try:
+            os.link(temp, target)
+        except FileExistsError:
+            return False
+        except FileNotFoundError:
+            self._make_directory(directory, key)
+            try:
+                os.link(temp, target)
+            except FileExistsError:
+                return False
+        return True
 
     @staticmethod
     def _create_exclusively(target: str, value: Buffer) -> bool:
