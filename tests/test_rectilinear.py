@@ -71,6 +71,14 @@ def test_rectilinear_metadata_and_resize() -> None:
     np.testing.assert_array_equal(a[...], expected)
 
 
+def test_iterating_a_rectilinear_array_yields_its_rows() -> None:
+    data = np.arange(70, dtype="i4").reshape(10, 7)
+    a = zk.create_array({}, shape=(10, 7), chunks=[[3, 4, 3], 4], dtype="i4", data=data)
+    np.testing.assert_array_equal(np.stack(list(a)), data)
+    b = zk.create_array({}, shape=(7, 2), chunks=[4, [1, 1]], dtype="i4", data=data[:7, :2])
+    np.testing.assert_array_equal(np.stack(list(b)), data[:7, :2])
+
+
 def test_rectilinear_rejects_uncovered_shape_and_sharding() -> None:
     with pytest.raises(MetadataError, match="do not cover"):
         zk.create_array({}, shape=(10,), chunks=[[3, 4]], dtype="i4", zarr_format=3)

@@ -500,9 +500,13 @@ class Array:
 
     def _iter_rows(self) -> Iterator[Any]:
         # Read one chunk row at a time so each chunk is decoded once, not once per row.
-        step = self.chunks[0]
-        for start in range(0, self.shape[0], step):
-            yield from self[start:start + step]
+        first = self.chunks[0]
+        if isinstance(first, int):
+            starts = list(range(0, self.shape[0], max(first, 1)))
+        else:  # rectilinear: the chunk lengths along the first dimension
+            starts = [0, *itertools.accumulate(first)][:len(first)]
+        for start, stop in itertools.pairwise([*starts, self.shape[0]]):
+            yield from self[start:stop]
 
     # --- reading ---------------------------------------------------------------------------
     def __getitem__(self, selection: Any) -> Any:
