@@ -19,9 +19,9 @@ from typing import Any
 import numcodecs
 import numpy as np
 import pytest
-from shared_fixtures import FIXTURES, fixtures_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shared_fixtures import FIXTURES, fixtures_dir
 
 from zarrkit.codecs.registry import codec_from_config, codec_v3_factory, register_codec_v3
 from zarrkit.codecs.v3 import (

@@ -294,8 +294,12 @@ def test_set_if_not_exists_races_have_one_winner(tmp_path: Path,
     store = make(tmp_path)
     for round_ in range(20):
         wins: list[int] = []
-        run_threads(8, lambda i, r=round_: (store.set_if_not_exists(f"k{r}/x", b"%d" % i)
-                                            and wins.append(i)))
+
+        def race(i: int, r: int = round_, wins: list[int] = wins) -> None:
+            if store.set_if_not_exists(f"k{r}/x", b"%d" % i):
+                wins.append(i)
+
+        run_threads(8, race)
         assert len(wins) == 1
         assert store.get(f"k{round_}/x") == b"%d" % wins[0]
 

@@ -30,9 +30,41 @@ from zarrkit.errors import ChunkDecodeError
 
 _ZSTD_MAGIC = 0xFD2FB528
 
+# A bound on what any compressor may add to its input, used only to cap how much a stacked
+# compressor may inflate to (decompression-bomb protection), never to size real buffers.
+COMPRESSION_OVERHEAD = 1024
+
+
+# Chunks of objects (strings, bytes) have no size to bound their decompression by; this cap
+# keeps a hostile chunk from exhausting memory.
+UNBOUNDED_CHUNK_LIMIT = 1 << 31
+
+
+def compressed_bound(size: int) -> int:
+    """A generous upper bound on the compressed size of ``size`` bytes (any compressor).
+
+    >>> compressed_bound(8000)
+    11024
+    """
+    return size + (size >> 2) + COMPRESSION_OVERHEAD
+
 
 def _too_big(what: str, limit: int) -> ChunkDecodeError:
     return ChunkDecodeError(f"{what}: decodes to more than the expected {limit} bytes")
+
+
+def as_bytes_view(data: Any) -> memoryview:
+    """Any contiguous buffer (bytes, memoryview, ndarray) as a flat memoryview of bytes.
+
+    >>> as_bytes_view(np.array([1, 2], dtype="<u2")).tobytes()
+    b'\\x01\\x00\\x02\\x00'
+    """
+    if isinstance(data, np.ndarray):
+        data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    view = memoryview(data)
+    if view.format != "B" or view.ndim != 1:
+        view = view.cast("B")
+    return view
 
 
 def zstd_content_size(data: bytes | memoryview) -> int | None:
@@ -168,6 +200,10 @@ def decode_bounded(
                 lzma.FORMAT_XZ, lzma.FORMAT_ALONE, lzma.FORMAT_AUTO
             ):
                 return _stream_decode(lzma.LZMADecompressor(), data, limit, what)
+            elif codec_id == "lzma" and getattr(codec, "format", None) == lzma.FORMAT_RAW:
+                # A raw stream has no header: its filters come from the configuration.
+                decompressor = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=codec.filters)
+                return _stream_decode(decompressor, data, limit, what)
         decoded = codec.decode(data)
     except ChunkDecodeError:
         raise

@@ -21,6 +21,7 @@ import numcodecs
 from numcodecs.abc import Codec
 
 from zarrkit import registry as _registry
+from zarrkit.codecs.numcodecs_config import check_numcodecs_config
 from zarrkit.errors import MetadataError, UnknownCodecError
 
 # v3-style names whose numcodecs id differs, so ``{"name": ..., "configuration": ...}`` dicts
@@ -43,26 +44,45 @@ REFUSED_CODEC_IDS = frozenset({"pickle"})
 
 
 def codec_from_config(config: dict[str, Any]) -> Codec:
-    """A numcodecs codec from its v2 JSON configuration ``{"id": ..., ...}``.
+    """A numcodecs codec from its v2 JSON configuration ``{"id": ..., ...}``, its fields
+    checked first (:func:`~zarrkit.codecs.numcodecs_config.check_numcodecs_config`).
 
     >>> codec_from_config({"id": "pickle"})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     zarrkit.errors.UnknownCodecError: codec 'pickle' is refused: ...
+    >>> codec_from_config({"id": "blosc", "shuffle": 3})
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: codec 'blosc': 'shuffle' must be one of [-1, 0, 1, 2], found 3
     """
     if not isinstance(config, dict) or not isinstance(config.get("id"), str):
         raise MetadataError(f"a codec configuration needs a string 'id', found {config!r}")
-    if config["id"] in REFUSED_CODEC_IDS:
+    codec_id = config["id"]
+    return numcodecs_from_config(codec_id, codec_id,
+                                 {k: v for k, v in config.items() if k != "id"})
+
+
+def numcodecs_from_config(name: str, codec_id: str, options: dict[str, Any]) -> Codec:
+    """The numcodecs codec ``codec_id`` with ``options`` (checked); ``name`` is how errors
+    call it: the v2 id, or the v3 ``numcodecs.<id>`` name.
+
+    >>> numcodecs_from_config("numcodecs.zlib", "zlib", {"level": 10})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: codec 'numcodecs.zlib': 'level' must be an integer in [-1, 9], ...
+    """
+    if codec_id in REFUSED_CODEC_IDS:
         raise UnknownCodecError(
-            f"codec {config['id']!r} is refused: decoding it would run code from the store"
+            f"codec {name!r} is refused: decoding it would run code from the store"
         )
+    check_numcodecs_config(name, codec_id, options)
     try:
-        return numcodecs.get_codec(dict(config))
+        return numcodecs.get_codec({"id": codec_id, **options})
     except (ValueError, KeyError) as e:
-        if "codec not available" in str(e) or isinstance(e, KeyError):
-            raise UnknownCodecError(f"unknown codec id {config['id']!r}") from e
-        raise MetadataError(f"invalid configuration for codec {config['id']!r}: {e}") from e
-    except TypeError as e:
-        raise MetadataError(f"invalid configuration for codec {config['id']!r}: {e}") from e
+        if isinstance(e, KeyError) or "codec not available" in str(e):
+            label = f"id {codec_id!r}" if name == codec_id else repr(name)
+            raise UnknownCodecError(f"unknown codec {label}") from e
+        raise MetadataError(f"codec {name!r}: invalid configuration: {e}") from e
+    except Exception as e:  # any other constructor failure: a configuration it cannot take
+        raise MetadataError(f"codec {name!r}: invalid configuration: {e}") from e
 
 
 def _from_v3_style(config: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,10 @@
 """The Zarr v2 chunk pipeline: filters in order then the compressor, reversed on read.
 
-It turns one chunk's ndarray into stored bytes and back, and knows nothing of stores.
+It turns one chunk's ndarray into stored bytes and back, and knows nothing of stores. When
+it is built, every codec's configuration is checked, and so is the chain against the chunks
+it carries (:mod:`zarrkit.codecs.numcodecs_config`); on read, every step (filters included)
+decodes into at most the bytes the step before it on write produced, and objects are
+counted before they are allocated.
 
 >>> import numpy as np
 >>> pipeline = V2ChunkPipeline.build(np.dtype("<i4"), (2, 3), "C",
@@ -13,7 +17,7 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,14 +25,36 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ensure_ndarray_like
 
 from zarrkit.codecs.bounded import decode_bounded, decode_bounded_into
+from zarrkit.codecs.numcodecs_config import Flow, flow_through
+from zarrkit.codecs.objects import ObjectDecoder
 from zarrkit.codecs.registry import codec_from_config
 from zarrkit.errors import ChunkDecodeError
 
-# Filters may change the item size (astype, fixedscaleoffset); a compressed stream that would
-# inflate beyond this multiple of the chunk's size is refused as corrupt.
-_FILTER_GROWTH_LIMIT = 8
-# Object chunks have no fixed size; cap them so a hostile chunk cannot exhaust memory.
-_OBJECT_CHUNK_LIMIT = 1 << 31
+
+@dataclass(frozen=True)
+class _Step:
+    """One codec of the chain with what it decodes back into: the flow it was given on
+    write, and for a step that gives back objects, the decoder that counts them."""
+
+    codec: Codec
+    decoded: Flow
+    objects: ObjectDecoder | None
+
+
+def _steps(dtype: np.dtype[Any], chunk_shape: tuple[int, ...],
+           codecs: tuple[Codec, ...]) -> tuple[_Step, ...]:
+    """Check ``codecs`` (filters then compressor) against the chunks they carry, and
+    record what each one decodes back into."""
+    count = math.prod(chunk_shape)
+    flow = Flow.of_array(dtype, count)
+    steps = []
+    for codec in codecs:
+        objects = None
+        if flow.dtype is not None and flow.dtype.hasobject:
+            objects = ObjectDecoder(codec.codec_id, codec, count)
+        steps.append(_Step(codec, flow, objects))
+        flow = flow_through(codec.codec_id, codec, flow)
+    return tuple(steps)
 
 
 @dataclass(frozen=True)
@@ -45,6 +71,14 @@ class V2ChunkPipeline:
     order: str
     filters: tuple[Codec, ...]
     compressor: Codec | None
+    # Filters then compressor, each with what it decodes into (see _steps); built from the
+    # fields above when not given.
+    steps: tuple[_Step, ...] = field(default=(), compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.steps:
+            codecs = (*self.filters, *(() if self.compressor is None else (self.compressor,)))
+            object.__setattr__(self, "steps", _steps(self.dtype, self.chunk_shape, codecs))
 
     @classmethod
     def build(
@@ -55,7 +89,14 @@ class V2ChunkPipeline:
         compressor: dict[str, Any] | None,
         filters: tuple[dict[str, Any], ...] | None,
     ) -> V2ChunkPipeline:
-        """A pipeline from the JSON configurations stored in ``.zarray``."""
+        """A pipeline from the JSON configurations stored in ``.zarray``, checked against
+        the chunks it will carry.
+
+        >>> V2ChunkPipeline.build(np.dtype("<f8"), (10,), "C", None,
+        ...     ({"id": "shuffle", "elementsize": 3},))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        zarrkit.errors.MetadataError: codec 'shuffle': 'elementsize' 3 does not divide the 80 ...
+        """
         return cls(
             dtype=dtype,
             chunk_shape=tuple(chunk_shape),
@@ -132,32 +173,30 @@ class V2ChunkPipeline:
         return bytes(data)
 
     def decode(self, data: bytes | memoryview, *, what: str) -> np.ndarray[Any, Any]:
-        """A chunk-shaped array from stored bytes; ``what`` names the chunk in errors."""
-        is_object = self.dtype.kind == "O"
-        expected = None if is_object else self.chunk_nbytes
+        """A chunk-shaped array from stored bytes; ``what`` names the chunk in errors.
+
+        >>> import numcodecs
+        >>> p = V2ChunkPipeline.build(np.dtype("u1"), (10,), "C", None, ({"id": "zstd"},))
+        >>> p.decode(numcodecs.Zstd().encode(bytes(1000)), what="0")
+        Traceback (most recent call last):
+        zarrkit.errors.ChunkDecodeError: 0: decodes to more than the expected 10 bytes
+        """
         decoded: Any = data
-        if self.compressor is not None:
-            limit = _OBJECT_CHUNK_LIMIT if is_object else expected
-            if limit is not None and self.filters:
-                limit *= _FILTER_GROWTH_LIMIT
-            decoded = decode_bounded(
-                self.compressor, decoded, limit, what=what,
-                exact=not is_object and not self.filters,
-            )
-        for codec in reversed(self.filters):
-            try:
-                decoded = codec.decode(decoded)
-            except Exception as e:  # a filter failing on stored bytes means a corrupt chunk
-                raise ChunkDecodeError(f"{what}: cannot decode with {codec.codec_id}: {e}") from e
-        if is_object:
-            array = np.asarray(ensure_ndarray_like(decoded))
-            if array.dtype.kind != "O":
-                array = array.astype(object)
-            if array.size != math.prod(self.chunk_shape):
+        for step in reversed(self.steps):
+            if step.objects is not None:
+                decoded = step.objects(decoded, what)
+            else:
+                decoded = decode_bounded(step.codec, decoded, step.decoded.decoded_limit,
+                                         what=what, exact=step.decoded.nbytes is not None)
+        if self.dtype.kind == "O":
+            array = np.asarray(decoded)
+            if array.dtype.kind != "O" or array.size != math.prod(self.chunk_shape):
                 raise ChunkDecodeError(
-                    f"{what}: decoded {array.size} items, expected {math.prod(self.chunk_shape)}"
+                    f"{what}: decoded {array.size} items of {array.dtype}, expected "
+                    f"{math.prod(self.chunk_shape)} objects"
                 )
             return array.reshape(self.chunk_shape, order=self.order)  # type: ignore[call-overload,no-any-return]
+        expected = self.chunk_nbytes
         raw = ensure_ndarray_like(decoded)
         if raw.nbytes != expected:
             raise ChunkDecodeError(

@@ -8,6 +8,7 @@ dtype('<M8[ns]')
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -29,6 +30,14 @@ def parse_dtype_v2(value: Any) -> np.dtype[Any]:
     Traceback (most recent call last):
     zarrkit.errors.UnsupportedDataTypeError: unsupported Zarr v2 dtype '<M8': ... need a unit...
     """
+    return _parse_dtype(value, 0)
+
+
+# Structures nest structures; real ones go two or three deep, and the parse recurses.
+_MAX_NESTING = 32
+
+
+def _parse_dtype(value: Any, depth: int) -> np.dtype[Any]:
     if isinstance(value, str):
         dtype = _TYPESTRS.get(value)
         if dtype is None:
@@ -36,7 +45,11 @@ def parse_dtype_v2(value: Any) -> np.dtype[Any]:
             _TYPESTRS.put(value, dtype)
         return dtype
     if isinstance(value, list):
-        return np.dtype(_parse_fields(value))
+        if depth >= _MAX_NESTING:
+            raise UnsupportedDataTypeError(
+                f"unsupported Zarr v2 dtype: structures nest deeper than {_MAX_NESTING} levels"
+            )
+        return _structured(value, depth)
     raise UnsupportedDataTypeError(f"unsupported Zarr v2 dtype {value!r}")
 
 
@@ -75,24 +88,56 @@ def _check_portable(dtype: np.dtype[Any], described: Any) -> None:
         )
 
 
-def _parse_fields(fields: list[Any]) -> list[tuple[Any, ...]]:
+# numpy keeps sub-array dimensions and type sizes in C ints.
+_MAX_SUBARRAY_DIM = 2**31 - 1
+
+
+def _structured(fields: list[Any], depth: int) -> np.dtype[Any]:
+    """A structured dtype from its list form, checked field by field (numpy would rename
+    an empty name to ``f0`` and raise plain ValueErrors for the rest)."""
+    if not fields:
+        raise UnsupportedDataTypeError("unsupported Zarr v2 dtype []: a structure needs fields")
+    parsed = _parse_fields(fields, depth)
+    try:
+        dtype = np.dtype(parsed)
+    except (TypeError, ValueError, OverflowError, MemoryError) as e:
+        raise UnsupportedDataTypeError(f"unsupported Zarr v2 dtype {fields!r}: {e}") from e
+    if dtype.itemsize == 0:
+        raise UnsupportedDataTypeError(f"unsupported Zarr v2 dtype {fields!r}: zero size")
+    return dtype
+
+
+def _subarray_shape(field: list[Any]) -> tuple[int, ...]:
+    shape = field[2]
+    if not isinstance(shape, list) or not all(
+        type(n) is int and 0 <= n <= _MAX_SUBARRAY_DIM for n in shape
+    ):
+        raise UnsupportedDataTypeError(f"malformed subarray shape in field {field!r}")
+    return tuple(shape)
+
+
+def _parse_fields(fields: list[Any], depth: int) -> list[tuple[Any, ...]]:
     parsed: list[tuple[Any, ...]] = []
+    names: set[str] = set()
+    size = 0  # in Python ints: numpy would wrap a size beyond a C int around
     for field in fields:
         if not isinstance(field, list) or len(field) not in (2, 3) or not isinstance(
             field[0], str
         ):
             raise UnsupportedDataTypeError(f"malformed structured dtype field {field!r}")
         name, ftype = field[0], field[1]
-        base = parse_dtype_v2(ftype)
-        if len(field) == 3:
-            shape = field[2]
-            if not isinstance(shape, list) or not all(
-                isinstance(n, int) and n >= 0 for n in shape
-            ):
-                raise UnsupportedDataTypeError(f"malformed subarray shape in field {field!r}")
-            parsed.append((name, base, tuple(shape)))
-        else:
-            parsed.append((name, base))
+        if not name:
+            raise UnsupportedDataTypeError(f"structured dtype field {field!r} has an empty name")
+        if name in names:
+            raise UnsupportedDataTypeError(f"structured dtype field name {name!r} is repeated")
+        names.add(name)
+        base = _parse_dtype(ftype, depth + 1)
+        shape = _subarray_shape(field) if len(field) == 3 else ()
+        parsed.append((name, base, shape) if len(field) == 3 else (name, base))
+        size += base.itemsize * math.prod(shape)
+        if size > _MAX_SUBARRAY_DIM:
+            raise UnsupportedDataTypeError(
+                f"structured dtype {fields!r} is larger than {_MAX_SUBARRAY_DIM} bytes")
     return parsed
 
 

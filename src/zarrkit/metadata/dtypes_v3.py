@@ -167,6 +167,8 @@ _TIME_UNITS = frozenset(
     {"Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as", "generic"}
 )
 _MAX_SCALE_FACTOR = 2**31 - 1
+# numpy keeps the size of a type in a C int.
+_MAX_ITEM_SIZE = 2**31 - 1
 _RAW_NAME = re.compile(r"^r([1-9][0-9]*)$")
 
 _SIMPLE: dict[str, tuple[np.dtype[Any], str]] = {
@@ -220,7 +222,7 @@ def _variable_length_factory(name: str, configuration: dict[str, Any] | None) ->
 def _time_factory(name: str, configuration: dict[str, Any] | None) -> DataTypeV3:
     config = _exact_keys(name, configuration, {"unit", "scale_factor"})
     unit, scale = config["unit"], config["scale_factor"]
-    if unit not in _TIME_UNITS:
+    if not isinstance(unit, str) or unit not in _TIME_UNITS:
         raise MetadataError(f"data type {name!r}: unknown time unit {unit!r}")
     _positive_int(name, "scale_factor", scale, maximum=_MAX_SCALE_FACTOR)
     code = "M8" if name == "numpy.datetime64" else "m8"
@@ -236,7 +238,8 @@ def _time_factory(name: str, configuration: dict[str, Any] | None) -> DataTypeV3
 
 def _length_factory(name: str, configuration: dict[str, Any] | None) -> DataTypeV3:
     config = _exact_keys(name, configuration, {"length_bytes"})
-    length = _positive_int(name, "length_bytes", config["length_bytes"])
+    length = _positive_int(name, "length_bytes", config["length_bytes"],
+                           maximum=_MAX_ITEM_SIZE)
     json = {"name": name, "configuration": {"length_bytes": length}}
     if name == "raw_bytes":
         return DataTypeV3(name, json, np.dtype(f"V{length}"), "raw")
@@ -288,6 +291,10 @@ def _make_struct(name: str, fields: tuple[tuple[str, DataTypeV3], ...]) -> DataT
     else:
         field_json = [{"name": n, "data_type": t.json} for n, t in fields]
     json = {"name": name, "configuration": {"fields": field_json}}
+    # numpy would wrap a size beyond a C int around, to a negative itemsize.
+    if sum(t.numpy.itemsize for _, t in fields) > _MAX_ITEM_SIZE:
+        raise UnsupportedDataTypeError(
+            f"data type {name!r}: the fields add up to more than {_MAX_ITEM_SIZE} bytes")
     dtype = np.dtype([(n, t.numpy) for n, t in fields])
     return DataTypeV3(name, json, dtype, "struct", fields)
 
@@ -362,9 +369,10 @@ def _parse_data_type_v3(value: Any) -> DataTypeV3:
     if raw is not None:
         _no_configuration(ref.name, ref.configuration)
         bits = int(raw.group(1))
-        if bits % 8:
+        if bits % 8 or bits // 8 > _MAX_ITEM_SIZE:
             raise UnsupportedDataTypeError(
-                f"unsupported data type {ref.name!r}: raw types must be a multiple of 8 bits"
+                f"unsupported data type {ref.name!r}: raw types must be a multiple of 8 bits, "
+                f"at most {_MAX_ITEM_SIZE} bytes"
             )
         return DataTypeV3(ref.name, ref.name, np.dtype(f"V{bits // 8}"), "raw")
     factory = registry.data_types.get(ref.name)

@@ -54,17 +54,70 @@ def _from_bits(bits: int, dtype: np.dtype[Any]) -> Any:
     return np.array([bits], dtype=f"u{dtype.itemsize}").view(dtype)[0]
 
 
+def _from_hex(value: str, dtype: np.dtype[Any]) -> Any:
+    """A ``"0x..."`` bit pattern as a float of ``dtype``. It may have at most two digits
+    per byte (tensorstore's limit) and no bit beyond the type's width: ``"0xff"`` is not a
+    float4_e2m1fn, whose four bits some readers would take from the low end and others
+    refuse."""
+    digits = len(value) - 2
+    bits = int(value, 16)
+    if digits > 2 * dtype.itemsize or bits >> _float_bits(dtype):
+        raise MetadataError(
+            f"invalid fill value {value!r} for dtype {dtype}: more bits than the type has"
+        )
+    return _from_bits(bits, dtype)
+
+
+def _to_float(number: float, dtype: np.dtype[Any], value: Any, *, exact_range: bool) -> Any:
+    """``number`` as a float scalar of ``dtype``, refusing what the type cannot hold:
+    NaN or an infinity for a type without them (the 4-, 6- and 8-bit ml_dtypes types
+    would silently saturate, turn them into -0 or into NaN), a finite number that becomes
+    NaN, and with ``exact_range`` any finite number beyond the type's range (otherwise it
+    rounds to the largest value or infinity, as the v3 spec rounds JSON numbers).
+
+    >>> import ml_dtypes
+    >>> _to_float(math.inf, np.dtype(ml_dtypes.float4_e2m1fn), "Infinity", exact_range=False)
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: fill value 'Infinity' is not ...: the type has no infinity
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        result = dtype.type(number)
+    decoded = float(result)
+    if number == 0 and math.isnan(decoded):
+        # float8_e8m0fnu has no zero (ml_dtypes makes it NaN); the nearest value is the
+        # smallest, bit pattern 0, which is also where tensorstore puts its default 0.0.
+        return _from_bits(0, dtype)
+    if math.isnan(number) and not math.isnan(decoded):
+        raise _not_representable(value, dtype, "the type has no NaN")
+    if math.isinf(number) and decoded != number:
+        raise _not_representable(value, dtype, "the type has no infinity")
+    if math.isfinite(number) and (math.isnan(decoded) or exact_range and (
+            math.isinf(decoded) or abs(number) > _overflow_threshold(dtype))):
+        raise _not_representable(value, dtype, "it overflows")
+    return result
+
+
+def _overflow_threshold(dtype: np.dtype[Any]) -> float:
+    """The magnitude above which a number overflows ``dtype``: halfway from its largest
+    finite value to the next step, where round-to-nearest stops rounding down."""
+    threshold = _THRESHOLDS.get(dtype)
+    if threshold is None:
+        top = ml_dtypes.finfo(dtype).max
+        below = float(_from_bits(_bits_of(top, dtype) - 1, dtype))
+        threshold = _THRESHOLDS[dtype] = float(top) + (float(top) - below) / 2
+    return threshold
+
+
+_THRESHOLDS: dict[np.dtype[Any], float] = {}
+
+
 def _decode_float(value: Any, dtype: np.dtype[Any], *, v3: bool = False) -> Any:
     """A JSON float fill value; ``v3`` adds bit patterns and refuses lossy conversions
     (a NaN or infinity for a type without one, a finite number that overflows to NaN)."""
     if isinstance(value, str):
         if v3 and _HEX_BITS.match(value):
-            bits = int(value, 16)
-            if bits >> _float_bits(dtype):
-                raise MetadataError(
-                    f"invalid fill value {value!r} for dtype {dtype}: more bits than the type has"
-                )
-            return _from_bits(bits, dtype)
+            return _from_hex(value, dtype)
         if value not in _SPECIAL_FLOATS:
             raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}")
         number = _SPECIAL_FLOATS[value]
@@ -72,21 +125,10 @@ def _decode_float(value: Any, dtype: np.dtype[Any], *, v3: bool = False) -> Any:
         raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}")
     else:
         number = value
-    with np.errstate(over="ignore"):  # a JSON number rounds to the type, to inf if need be
-        result = dtype.type(number)
     if v3:
-        decoded = float(result)
-        if number == 0 and math.isnan(decoded):
-            # float8_e8m0fnu has no zero (ml_dtypes makes it NaN); the nearest value is the
-            # smallest, bit pattern 0, which is also where tensorstore puts its default 0.0.
-            return _from_bits(0, dtype)
-        # Some 8- and 4-bit types lack NaN or infinity, and their conversions then silently
-        # saturate or produce NaN: a fill value must decode to what it says.
-        if (math.isnan(decoded) != math.isnan(number)) or (
-            isinstance(value, str) and math.isinf(number) and decoded != number
-        ):
-            raise MetadataError(f"fill value {value!r} is not representable as {dtype}")
-    return result
+        return _to_float(number, dtype, value, exact_range=False)
+    with np.errstate(over="ignore"):  # a JSON number rounds to the type, to inf if need be
+        return dtype.type(number)
 
 
 def _encode_float(value: Any, dtype: np.dtype[Any] | None = None) -> Any:
@@ -130,16 +172,53 @@ def _encode_datetime(value: Any, dtype: np.dtype[Any]) -> int:
 
 
 def _decode_base64(value: Any, dtype: np.dtype[Any]) -> bytes:
+    """Bytes from base64 text in its one canonical form: characters outside the alphabet,
+    missing or excess padding and stray bits are refused, not skipped, because an
+    implementation that skips them reads different bytes from another that refuses.
+
+    >>> _decode_base64("cGFk", np.dtype("S3")), _decode_base64("cG*Fk", np.dtype("S3"))
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: invalid base64 fill value 'cG*Fk' for dtype |S3
+    """
     if not isinstance(value, str):
         raise MetadataError(f"fill value for dtype {dtype} must be base64 text, not {value!r}")
     try:
-        return base64.b64decode(value, validate=True)
+        raw = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError) as e:
         raise MetadataError(f"invalid base64 fill value {value!r} for dtype {dtype}") from e
+    if _encode_base64(raw) != value:  # "cGFk=" (excess padding), "cGF=" (stray bits)
+        raise MetadataError(f"invalid base64 fill value {value!r} for dtype {dtype}")
+    return raw
 
 
 def _encode_base64(raw: bytes) -> str:
     return base64.standard_b64encode(raw).decode("ascii")
+
+
+def _fixed_length(value: Any, dtype: np.dtype[Any]) -> Any:
+    """``value`` as a scalar of a fixed-length bytes (``S``) or text (``U``) dtype, refusing
+    a value of the wrong type or longer than the type, where numpy would truncate it
+    (trailing NULs aside, which numpy drops).
+
+    >>> _fixed_length(b"ab\\0\\0", np.dtype("S3")), _fixed_length("toolong", np.dtype("U3"))
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: fill value 'toolong' is longer than 3 code points (dtype <U3)
+    """
+    expected: type[Any]
+    nul: Any
+    if dtype.kind == "S":
+        expected, nul, length, unit = bytes, b"\0", dtype.itemsize, "bytes"
+    else:
+        expected, nul, length, unit = str, "\0", dtype.itemsize // 4, "code points"
+    if not isinstance(value, expected):
+        raise MetadataError(
+            f"fill value {value!r} for dtype {dtype} must be {expected.__name__}"
+        )
+    if len(value.rstrip(nul)) > length:  # type: ignore[arg-type]
+        raise MetadataError(
+            f"fill value {value!r} is longer than {length} {unit} (dtype {dtype})"
+        )
+    return np.array(value.rstrip(nul), dtype=dtype)[()]  # type: ignore[arg-type]
 
 
 def _decode_bytes(value: Any, dtype: np.dtype[Any]) -> bytes:
@@ -210,11 +289,9 @@ def _decode_fill_value(value: Any, dtype: np.dtype[Any], object_codec: str | Non
         if kind in "mM":
             return _decode_datetime(value, dtype)
         if kind == "S":
-            return np.bytes_(_decode_base64(value, dtype)[: dtype.itemsize])
+            return _fixed_length(_decode_base64(value, dtype), dtype)
         if kind == "U":
-            if not isinstance(value, str):
-                raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}")
-            return np.str_(value)
+            return _fixed_length(value, dtype)
         if kind == "V":
             raw = _decode_base64(value, dtype)
             if len(raw) != dtype.itemsize:
@@ -224,14 +301,47 @@ def _decode_fill_value(value: Any, dtype: np.dtype[Any], object_codec: str | Non
                 )
             return np.frombuffer(raw, dtype=dtype)[0]
         if kind == "O":
-            if object_codec == "vlen-bytes" and isinstance(value, str):
-                return _decode_base64(value, dtype)
-            return value
+            return _decode_object_fill(value, object_codec)
     except (TypeError, ValueError, OverflowError) as e:
         if isinstance(e, MetadataError):
             raise
         raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}: {e}") from e
     raise MetadataError(f"unsupported dtype {dtype} for a fill value")
+
+
+def _decode_object_fill(value: Any, object_codec: str | None) -> Any:
+    """The fill value of an array of objects, as its object codec holds items: text for
+    ``vlen-utf8``, bytes (base64 in JSON) for ``vlen-bytes``, one JSON value otherwise.
+
+    A list or object is refused: readers assign the fill value to every missing element,
+    and numpy would spread a list across them instead. A number for ``vlen-utf8`` is read
+    as its text, as zarr-python 3 reads it; ``0`` for ``vlen-bytes`` is the default that
+    zarr-python 2 wrote for every array (hdmf-zarr files have it) and means empty bytes.
+
+    >>> _decode_object_fill(0, "vlen-utf8"), _decode_object_fill(0, "vlen-bytes")
+    ('0', b'')
+    >>> _decode_object_fill([], "vlen-utf8")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: invalid fill value [] for an array of objects: ...
+    """
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(value, (list, dict)):
+        why = "it must be one string, number, boolean or null"
+    elif object_codec == "vlen-utf8":
+        if isinstance(value, str) or number:
+            return str(value)
+        why = "vlen-utf8 items are strings"
+    elif object_codec == "vlen-bytes":
+        if isinstance(value, str):
+            return _decode_base64(value, np.dtype(object))
+        if number and value == 0:
+            return b""
+        why = "vlen-bytes items are bytes, written in base64"
+    elif object_codec == "vlen-array" and isinstance(value, str):
+        why = "vlen-array items are numbers"
+    else:
+        return value
+    raise MetadataError(f"invalid fill value {value!r} for an array of objects: {why}")
 
 
 def encode_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
@@ -258,11 +368,11 @@ def encode_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
         return _encode_datetime(value, dtype)
     if kind == "S":
         # All itemsize bytes, zero-padded: tensorstore requires exactly that many.
-        return _encode_base64(np.array(value, dtype=dtype).tobytes())
+        return _encode_base64(np.array(_fixed_length(value, dtype), dtype=dtype).tobytes())
     if kind == "U":
-        return str(value)
+        return str(_fixed_length(value, dtype))
     if kind == "V":
-        return _encode_base64(np.array(value, dtype=dtype).tobytes())
+        return _encode_base64(_raw_bytes(value, dtype))
     if kind == "O":
         if isinstance(value, bytes):
             return _encode_base64(value)
@@ -279,17 +389,19 @@ def _normalize_real(value: Any, dtype: np.dtype[Any]) -> Any:
     if isinstance(value, str):
         if value not in _SPECIAL_FLOATS:
             raise _not_representable(value, dtype)
-        return dtype.type(_SPECIAL_FLOATS[value])
+        return _to_float(_SPECIAL_FLOATS[value], dtype, value, exact_range=True)
     # np.generic admits the ml_dtypes scalars (bfloat16, float8...), which are not np.number.
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.generic)):
         raise _not_representable(value, dtype)
     if isinstance(value, (complex, np.complexfloating)):
         raise _not_representable(value, dtype, "it is complex")
-    with np.errstate(over="ignore"):
-        result = dtype.type(value)
-    if np.isinf(result) and np.isfinite(float(value)):
-        raise _not_representable(value, dtype, "it overflows")
-    return result
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError) as e:  # an int beyond any float
+        raise _not_representable(value, dtype, "it overflows") from e
+    if dtype.itemsize > 8 or (isinstance(value, np.generic) and value.dtype == dtype):
+        return dtype.type(value)  # no loss to check: same type, or wider than a Python float
+    return _to_float(number, dtype, value, exact_range=True)
 
 
 def normalize_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
@@ -304,7 +416,7 @@ def normalize_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
     """
     if value is None:
         return None
-    kind = dtype.kind
+    kind = _ml_dtypes_kind(dtype) or dtype.kind
     if kind == "O":
         return value
     if kind == "b":
@@ -316,10 +428,12 @@ def normalize_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
     if kind in "iu":
         if isinstance(value, (float, np.floating)) and float(value).is_integer():
             value = int(value)
+        if isinstance(value, np.generic) and _ml_dtypes_kind(value.dtype) == "i":
+            value = int(value)  # int4 and friends are no np.integer
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise _not_representable(value, dtype)
-        info = np.iinfo(dtype)
-        if not info.min <= int(value) <= info.max:
+        info = ml_dtypes.iinfo(dtype)
+        if not int(info.min) <= int(value) <= int(info.max):
             raise _not_representable(value, dtype)
         return dtype.type(value)
     if kind == "f":
@@ -338,21 +452,27 @@ def normalize_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
         if len(raw) != dtype.itemsize:
             raise _not_representable(value, dtype, f"it must be {dtype.itemsize} bytes")
         return np.frombuffer(raw, dtype=dtype)[0]
-    if kind == "S" and not isinstance(value, (bytes, np.bytes_)):
-        raise _not_representable(value, dtype, "it must be bytes")
-    if kind == "U" and not isinstance(value, str):
-        raise _not_representable(value, dtype, "it must be a str")
+    if kind in "SU":
+        return _fixed_length(value, dtype)
     try:
         result = np.array(value, dtype=dtype)
     except (TypeError, ValueError, OverflowError) as e:
         raise _not_representable(value, dtype, str(e)) from e
     if result.ndim != 0:
         raise _not_representable(value, dtype, "it must be a scalar")
-    if kind in "SU" and len(value) > result[()].__len__() and value.rstrip(
-        b"\0" if kind == "S" else "\0"
-    ) != result[()]:
-        raise _not_representable(value, dtype, "it is longer than the type")
     return result[()]
+
+
+def _ml_dtypes_kind(dtype: np.dtype[Any]) -> str | None:
+    """"i" or "f" for the ml_dtypes numbers whose numpy kind is "V" (int4, bfloat16,
+    float8...), None for every other dtype.
+
+    >>> _ml_dtypes_kind(np.dtype(ml_dtypes.int4)), _ml_dtypes_kind(np.dtype("V2"))
+    ('i', None)
+    """
+    if dtype.kind != "V" or not dtype.type.__module__.startswith("ml_dtypes"):
+        return None
+    return _numeric_class(dtype)
 
 
 def default_fill_value(dtype: np.dtype[Any]) -> Any:
@@ -481,17 +601,9 @@ def _decode_fill_value_v3(value: Any, data_type: DataTypeV3) -> Any:
                 raise _invalid_v3(value, data_type, f"it must be {dtype.itemsize} bytes")
             return np.frombuffer(raw, dtype=dtype)[0]
         if kind == "fixed_bytes":
-            raw = _decode_bytes(value, dtype)
-            if len(raw.rstrip(b"\0")) > dtype.itemsize:
-                raise _invalid_v3(value, data_type, f"it is longer than {dtype.itemsize} bytes")
-            return np.array(raw.rstrip(b"\0"), dtype=dtype)[()]
+            return _fixed_length(_decode_bytes(value, dtype), dtype)
         if kind == "fixed_string":
-            if not isinstance(value, str):
-                raise _invalid_v3(value, data_type, "it must be a string")
-            if len(value.rstrip("\0")) > dtype.itemsize // 4:
-                raise _invalid_v3(value, data_type,
-                                  f"it is longer than {dtype.itemsize // 4} code points")
-            return np.array(value.rstrip("\0"), dtype=dtype)[()]
+            return _fixed_length(value, dtype)
         if kind == "string":
             if not isinstance(value, str):
                 raise _invalid_v3(value, data_type, "it must be a string")
@@ -562,9 +674,11 @@ def encode_fill_value_v3(value: Any, data_type: DataTypeV3) -> Any:
                 if isinstance(value, (float, np.floating)) and not float(value).is_integer():
                     raise _invalid_v3(value, data_type, "it must be an integer")
                 return int(value)
-            scalar = np.array(value, dtype=dtype)
             if numeric == "f":
-                return _encode_float(scalar[()], dtype)
+                # Checked as a user's value: np.array() would saturate an infinity to the
+                # largest float4, or an overflow to NaN in float8_e4m3fn.
+                return _encode_float(_normalize_real(value, dtype), dtype)
+            scalar = np.array(value, dtype=dtype)
             part = np.dtype(f"f{dtype.itemsize // 2}")
             return [_encode_float(p, part) for p in scalar.reshape(1).view(part)]
         if kind == "datetime":
@@ -575,9 +689,9 @@ def encode_fill_value_v3(value: Any, data_type: DataTypeV3) -> Any:
             return list(raw) if _RAW_NAME.match(data_type.name) else _encode_base64(raw)
         if kind == "fixed_bytes":
             # numpy drops trailing NULs from S values; zarr-python writes them that way too.
-            return _encode_base64(bytes(np.array(value, dtype=dtype)[()]))
+            return _encode_base64(bytes(_fixed_length(value, dtype)))
         if kind == "fixed_string":
-            return str(np.array(value, dtype=dtype)[()])
+            return str(_fixed_length(value, dtype))
         if kind == "string":
             if not isinstance(value, str):
                 raise _invalid_v3(value, data_type, "it must be a str")

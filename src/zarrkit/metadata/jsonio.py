@@ -1,7 +1,9 @@
 """Reading and writing metadata JSON: the one place documents are parsed and serialised.
 
 Documents are written sorted, indented by 4 and free of NaN/Infinity (which are not JSON);
-numpy scalars become plain numbers.
+numpy scalars become plain numbers. Reading and writing both refuse documents nested deeper
+than :data:`MAX_JSON_DEPTH`, so whatever zarrkit writes it can read back, and no recursive
+walk of a document (parsing, copying, encoding) can exhaust the stack.
 
 >>> dump_json({"b": 1, "a": [1, 2]})
 b'{\\n    "a": [\\n        1,\\n        2\\n    ],\\n    "b": 1\\n}'
@@ -17,6 +19,13 @@ from typing import Any
 import numpy as np
 
 from zarrkit.errors import MetadataError
+from zarrkit.metadata.consolidated import ZMETADATA, parse_consolidated_v2
+
+# Far deeper than any real metadata (OME-Zarr attributes nest under 10 levels), far
+# shallower than the interpreter's recursion limit: the recursive steps that read and write
+# documents (this module's encoder, copies, nested data types) each use one or two frames per
+# level, and the caller's own frames need room too.
+MAX_JSON_DEPTH = 128
 
 
 def _default(value: Any) -> Any:
@@ -96,6 +105,8 @@ def _encode(value: Any, depth: int, parts: list[str], seen: set[int]) -> None:
 
 def _encode_container(value: list[Any] | tuple[Any, ...] | dict[Any, Any], depth: int,
                       parts: list[str], seen: set[int]) -> None:
+    if depth >= MAX_JSON_DEPTH:
+        raise _TooDeep(f"metadata nests deeper than {MAX_JSON_DEPTH} levels")
     if not value:
         parts.append("{}" if isinstance(value, dict) else "[]")
         return
@@ -130,6 +141,10 @@ def _encode_container(value: list[Any] | tuple[Any, ...] | dict[Any, Any], depth
     seen.discard(marker)
 
 
+class _TooDeep(Exception):
+    """Raised inside the encoder when a document nests deeper than MAX_JSON_DEPTH."""
+
+
 def dump_json(document: Any) -> bytes:
     """Serialise a metadata document (sorted keys, 4-space indent, strict JSON): the text
     of ``json.dumps(document, indent=4, sort_keys=True)``, only faster.
@@ -139,10 +154,20 @@ def dump_json(document: Any) -> bytes:
     >>> dump_json({"x": float("nan")})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     zarrkit.errors.MetadataError: metadata cannot hold NaN or Infinity as numbers: ...
+    >>> nested: list[Any] = []
+    >>> for _ in range(MAX_JSON_DEPTH):
+    ...     nested = [nested]
+    >>> dump_json({"x": nested})
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: metadata nests deeper than 128 levels
     """
     parts: list[str] = []
     try:
         _encode(document, 0, parts, set())
+    except _TooDeep as e:
+        raise MetadataError(str(e)) from None
+    except RecursionError as e:  # a non-JSON value whose _default form recurses forever
+        raise MetadataError(f"metadata nests too deeply to be written: {e}") from None
     except ValueError as e:
         raise MetadataError(f"metadata cannot hold NaN or Infinity as numbers: {e}") from e
     return "".join(parts).encode("ascii")
@@ -152,27 +177,74 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def json_depth_exceeds(document: Any, limit: int) -> bool:
+    """Whether ``document`` nests containers more than ``limit`` levels deep (a walk with
+    an explicit stack, so the check itself cannot overflow).
+
+    >>> json_depth_exceeds({"a": [[1]]}, 3), json_depth_exceeds({"a": [[1]]}, 2)
+    (False, True)
+    """
+    stack: list[tuple[Any, int]] = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = value.values() if type(value) is dict else value
+        stack.extend((child, depth + 1) for child in children
+                     if type(child) is dict or type(child) is list)
+    return False
+
+
+def _container_marks(data: bytes | str) -> int:
+    """An upper bound on the nesting depth of a JSON text: its opening brackets (also
+    those inside strings, which only makes the bound looser)."""
+    if isinstance(data, str):
+        return data.count("[") + data.count("{")
+    return data.count(b"[") + data.count(b"{")
+
+
 def load_json(data: bytes | str, *, key: str) -> Any:
-    """Parse a metadata document, raising MetadataError that names ``key`` on bad input.
+    """Parse a metadata document, raising MetadataError that names ``key`` on bad input,
+    nesting deeper than :data:`MAX_JSON_DEPTH` included.
 
     >>> load_json(b"{", key="a/.zarray")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     zarrkit.errors.MetadataError: a/.zarray: malformed JSON: Expecting property name ...
+    >>> load_json(b"[" * 100000, key="zarr.json")
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: zarr.json: metadata nests deeper than 128 levels
     """
     try:
-        return json.loads(data, parse_constant=_reject_constant)
+        document = json.loads(data, parse_constant=_reject_constant)
+    except RecursionError:
+        # The C parser gives up at the interpreter's recursion limit; a shallower limit of
+        # our own applies below. ``from None``: the chained traceback would be as deep.
+        raise MetadataError(
+            f"{key}: metadata nests deeper than {MAX_JSON_DEPTH} levels") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise MetadataError(f"{key}: malformed JSON: {e}") from e
+    # Counting brackets costs nanoseconds; only a document with many is walked.
+    if _container_marks(data) > MAX_JSON_DEPTH and json_depth_exceeds(document, MAX_JSON_DEPTH):
+        raise MetadataError(f"{key}: metadata nests deeper than {MAX_JSON_DEPTH} levels")
+    return document
 
 
 def load_json_object(data: bytes | str, *, key: str) -> dict[str, Any]:
     """Parse a document that must be a JSON object.
 
+    A ``.zmetadata`` document is also checked as consolidated metadata: its readers take
+    the entries for parsed documents, and this is where every one of them reads it.
+
     >>> load_json_object(b"[]", key=".zattrs")
     Traceback (most recent call last):
     zarrkit.errors.MetadataError: .zattrs: expected a JSON object, found list
+    >>> load_json_object(b'{"metadata": {"a/.zattrs": [1]}}', key="g/.zmetadata")
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: g/.zmetadata: entry 'a/.zattrs' must be a JSON object, found list
     """
     document = load_json(data, key=key)
     if not isinstance(document, dict):
         raise MetadataError(f"{key}: expected a JSON object, found {type(document).__name__}")
+    if key.endswith(ZMETADATA):  # only metadata documents come here: no node named "x.zmetadata"
+        parse_consolidated_v2(document, key)
     return document

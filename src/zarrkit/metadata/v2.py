@@ -14,16 +14,25 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrkit.errors import MetadataError
+from zarrkit.metadata.consolidated import ZMETADATA as ZMETADATA
 from zarrkit.metadata.dtypes import dtype_to_json_v2, parse_dtype_v2
 from zarrkit.metadata.fill_value import decode_fill_value, encode_fill_value
 
 ZARRAY = ".zarray"
 ZGROUP = ".zgroup"
 ZATTRS = ".zattrs"
-ZMETADATA = ".zmetadata"
 
 _REQUIRED_ARRAY_KEYS = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value",
                         "order", "filters")
+
+# Filters that turn an array of Python objects into bytes ("json" and "msgpack" are the old
+# numcodecs ids of json2 and msgpack2). Such a filter must come first, where the array is,
+# and only on an array of objects: elsewhere it would meet bytes or numbers.
+OBJECT_CODEC_IDS = frozenset({"vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2",
+                              "pickle", "json", "msgpack"})
+# categorize maps objects (or fixed-length text) to integers: first on an object array, it
+# is that array's object codec.
+_FIRST_FILTERS_OF_OBJECTS = OBJECT_CODEC_IDS | {"categorize"}
 
 
 def _require_int_tuple(value: Any, name: str, key: str, *, positive: bool) -> tuple[int, ...]:
@@ -37,6 +46,38 @@ def _require_int_tuple(value: Any, name: str, key: str, *, positive: bool) -> tu
     if any(n < lower for n in value):
         raise MetadataError(f"{key}: {name!r} entries must be >= {lower}, found {value!r}")
     return tuple(value)
+
+
+def _check_object_codecs(dtype: np.dtype[Any], compressor: dict[str, Any] | None,
+                         filters: tuple[dict[str, Any], ...] | None) -> None:
+    """An array of objects needs an object codec as its first filter; an object codec
+    anywhere else would be handed bytes or numbers it cannot encode.
+
+    >>> _check_object_codecs(np.dtype("<i8"), None, ({"id": "vlen-array", "dtype": "<i4"},))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: codec 'vlen-array' encodes arrays of objects, but the dtype is ...
+    """
+    if not filters and not dtype.hasobject:  # the common case, checked at every parse
+        if compressor is not None and compressor["id"] in OBJECT_CODEC_IDS:
+            raise MetadataError(f"codec {compressor['id']!r} encodes arrays of objects, but "
+                                f"the dtype is {dtype}")
+        return
+    ids = [f["id"] for f in filters or ()]
+    if dtype.hasobject and (not ids or ids[0] not in _FIRST_FILTERS_OF_OBJECTS):
+        raise MetadataError(
+            f"dtype {dtype} holds objects and needs an object codec as its first filter "
+            f"(one of {sorted(_FIRST_FILTERS_OF_OBJECTS)}), found filters {ids}"
+        )
+    later = ids[1:] if dtype.hasobject else ids
+    misplaced = [i for i in later if i in OBJECT_CODEC_IDS]
+    if compressor is not None and compressor["id"] in OBJECT_CODEC_IDS:
+        misplaced.append(compressor["id"])
+    if misplaced:
+        where = "after the first filter" if dtype.hasobject else f"the dtype is {dtype}"
+        raise MetadataError(
+            f"codec {misplaced[0]!r} encodes arrays of objects, but {where}"
+        )
 
 
 def _codec_config(value: Any, name: str, key: str) -> dict[str, Any]:
@@ -79,6 +120,7 @@ class ArrayMetadataV2:
             raise MetadataError(
                 f"dimension_separator must be '.' or '/', found {self.dimension_separator!r}"
             )
+        _check_object_codecs(self.dtype, self.compressor, self.filters)
 
     @classmethod
     def from_json(cls, document: dict[str, Any], key: str = ZARRAY) -> ArrayMetadataV2:
@@ -112,9 +154,7 @@ class ArrayMetadataV2:
         if separator is None:
             separator = "."
         try:
-            object_codec = next(
-                (f["id"] for f in filters if f["id"] in ("vlen-bytes", "vlen-utf8")), None
-            ) if filters else None
+            object_codec = filters[0]["id"] if filters and dtype.hasobject else None
             fill_value = decode_fill_value(
                 document["fill_value"], dtype, object_codec=object_codec
             )

@@ -31,12 +31,14 @@ from zarrkit.metadata.chunk_grid import (
     parse_chunk_grid,
 )
 from zarrkit.metadata.chunk_key_encoding import ChunkKeyEncoding
+from zarrkit.metadata.consolidated import check_consolidated_v3
 from zarrkit.metadata.dtypes_v3 import DataTypeV3, parse_data_type_v3, parse_extension
 from zarrkit.metadata.fill_value import (
     decode_fill_value_v3,
     default_fill_value_v3,
     encode_fill_value_v3,
 )
+from zarrkit.metadata.jsonio import MAX_JSON_DEPTH, json_depth_exceeds
 
 ZARR_JSON = "zarr.json"
 
@@ -118,6 +120,14 @@ def _attributes(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise MetadataError(f"attributes must be a JSON object, found {value!r}")
     return value
+
+
+def _check_nesting(value: Any, name: str) -> None:
+    """Refuse a free-form member (attributes, extensions) nested so deep that its document
+    could not be written, nor read back (parsed documents are already within the limit;
+    this guards values given in code)."""
+    if json_depth_exceeds(value, MAX_JSON_DEPTH - 1):
+        raise MetadataError(f"{name} nest deeper than {MAX_JSON_DEPTH - 1} levels")
 
 
 def _codec_is_known(name: str) -> bool:
@@ -242,6 +252,7 @@ class ArrayMetadataV3:
             raise MetadataError(f"codecs must be a list, found {self.codecs!r}")
         set_(self, "codecs", _codec_tuple(self.codecs))
         set_(self, "attributes", _attributes(self.attributes))
+        _check_nesting(self.attributes, "attributes")
         if self.dimension_names is not None:
             set_(self, "dimension_names", _dimension_names(self.dimension_names, len(self.shape)))
         if isinstance(self.storage_transformers, (str, dict)) or not isinstance(
@@ -254,6 +265,7 @@ class ArrayMetadataV3:
             _normalize_storage_transformer(t) for t in self.storage_transformers
         ))
         _check_extra(self.extra, _ARRAY_KEYS)
+        _check_nesting(self.extra, "extension fields")
 
     @classmethod
     def _from_checked(cls, **fields: Any) -> ArrayMetadataV3:
@@ -477,25 +489,10 @@ class GroupMetadataV3:
 
     def __post_init__(self) -> None:
         _attributes(self.attributes)
-        consolidated = self.consolidated_metadata
-        if consolidated is not None:
-            if not isinstance(consolidated, dict):
-                raise MetadataError(
-                    f"consolidated_metadata must be an object or null, found {consolidated!r}"
-                )
-            if consolidated.get("kind") != "inline":
-                raise MetadataError(
-                    "consolidated_metadata: kind must be 'inline', found "
-                    f"{consolidated.get('kind')!r}"
-                )
-            entries = consolidated.get("metadata")
-            if not isinstance(entries, dict) or not all(
-                isinstance(v, dict) for v in entries.values()
-            ):
-                raise MetadataError(
-                    "consolidated_metadata: metadata must map paths to zarr.json objects"
-                )
+        _check_nesting(self.attributes, "attributes")
+        check_consolidated_v3(self.consolidated_metadata)
         _check_extra(self.extra, _GROUP_KEYS)
+        _check_nesting(self.extra, "extension fields")
 
     @property
     def zarr_format(self) -> Literal[3]:

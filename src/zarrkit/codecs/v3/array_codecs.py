@@ -11,7 +11,6 @@ b'\\x00\\x01\\x00\\x02'
 from __future__ import annotations
 
 import math
-import struct
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import numcodecs
 import numpy as np
 
+from zarrkit.codecs.objects import check_vlen_header
 from zarrkit.codecs.v3.base import (
     ArrayArrayCodec,
     ArrayBytesCodec,
@@ -185,7 +185,24 @@ class TransposeCodec(ArrayArrayCodec):
 
 
 def _parse_real(name: str, key: str, value: Any, dtype: np.dtype[Any]) -> Any:
-    """A JSON number (in the fill-value encoding of ``dtype``) as a scalar of ``dtype``."""
+    """A JSON number (in the fill-value encoding of ``dtype``) as a scalar of ``dtype``;
+    for an integer type, one the type holds (beyond it, no chunk could be encoded). Float
+    types keep NaN and infinities, which decode (an infinite scale reads every value as
+    the offset) though they make finite values overflow on write.
+
+    >>> _parse_real("scale_offset", "offset", 300, np.dtype("i1"))
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: codec 'scale_offset': 'offset' is not a valid int8 value: 300
+    """
+    number = _parse_number(value, dtype)
+    if number is not None and (dtype.kind == "f" or (
+            int(np.iinfo(dtype).min) <= number <= int(np.iinfo(dtype).max))):
+        return number
+    raise MetadataError(f"codec {name!r}: {key!r} is not a valid {dtype} value: {value!r}")
+
+
+def _parse_number(value: Any, dtype: np.dtype[Any]) -> Any:
+    """``value`` as a scalar of ``dtype`` (a Python int for integer types), or None."""
     if dtype.kind == "f":
         if isinstance(value, str):
             specials = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -198,11 +215,12 @@ def _parse_real(name: str, key: str, value: Any, dtype: np.dtype[Any]) -> Any:
                 except (ValueError, OverflowError):
                     pass
         elif isinstance(value, int | float) and not isinstance(value, bool):
-            return dtype.type(value)
+            with np.errstate(over="ignore"):  # an overflow to inf is refused by the caller
+                return dtype.type(value)
     elif isinstance(value, int | float) and not isinstance(value, bool):
-        if float(value).is_integer():
+        if math.isfinite(value) and float(value).is_integer():
             return int(value)
-    raise MetadataError(f"codec {name!r}: {key!r} is not a valid {dtype} value: {value!r}")
+    return None
 
 
 class ScaleOffsetCodec(ArrayArrayCodec):
@@ -319,16 +337,9 @@ class _VLenCodec(ArrayBytesCodec):
 
     def decode(self, data: bytes | memoryview, *, what: str) -> np.ndarray[Any, Any]:
         """An object array of the spec's shape."""
-        view = memoryview(data)
-        if view.nbytes < 4:
-            raise ChunkDecodeError(f"{what}: {view.nbytes} bytes is too short for {self.name}")
-        # The count is checked first: numcodecs would allocate an object array of whatever
-        # size a corrupt header claims.
-        (count,) = struct.unpack_from("<I", view, 0)
-        if count != self.spec.size:
-            raise ChunkDecodeError(
-                f"{what}: {self.name} holds {count} items, expected {self.spec.size}"
-            )
+        # The header is checked first: numcodecs would allocate an object array of whatever
+        # size a corrupt one claims.
+        view = check_vlen_header(data, self.spec.size, self.name, what)
         try:
             items = self._numcodecs.decode(view)
         except Exception as e:  # truncated data, invalid UTF-8

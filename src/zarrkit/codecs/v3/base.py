@@ -22,21 +22,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from zarrkit.codecs.bounded import COMPRESSION_OVERHEAD as COMPRESSION_OVERHEAD
+from zarrkit.codecs.bounded import compressed_bound as compressed_bound
+from zarrkit.codecs.config import check_keys as check_keys
+from zarrkit.codecs.config import config_choice as config_choice
+from zarrkit.codecs.config import config_int as config_int
 from zarrkit.codecs.v3.spec import ChunkSpec
 from zarrkit.errors import MetadataError
-
-# A bound on what any compressor may add to its input, used only to cap how much a stacked
-# compressor may inflate to (decompression-bomb protection), never to size real buffers.
-COMPRESSION_OVERHEAD = 1024
-
-
-def compressed_bound(size: int) -> int:
-    """A generous upper bound on the compressed size of ``size`` bytes (any compressor).
-
-    >>> compressed_bound(8000)
-    11024
-    """
-    return size + (size >> 2) + COMPRESSION_OVERHEAD
 
 
 class Codec:
@@ -160,6 +152,14 @@ class BytesBytesCodec(Codec):
         """
         return False
 
+    def check_input_size(self, size: int | None, bound: int) -> None:
+        """Refuse, with MetadataError, an input this codec cannot encode: ``size`` bytes
+        exactly (None: the size varies), at most ``bound``. The pipeline calls it once it
+        knows what comes in; most codecs take any size.
+
+        >>> BytesBytesCodec.check_input_size(None, None, 10)
+        """
+
     def encoded_size(self, size: int) -> int | None:
         """The exact encoded size for ``size`` input bytes, or None when it varies."""
         return None
@@ -171,68 +171,6 @@ class BytesBytesCodec(Codec):
 
 
 # --- reading configurations ----------------------------------------------------------------
-
-
-def check_keys(name: str, configuration: Mapping[str, Any], allowed: set[str]) -> None:
-    """Refuse configuration members a codec does not define.
-
-    >>> check_keys("gzip", {"level": 1, "lvl": 2}, {"level"})
-    Traceback (most recent call last):
-    zarrkit.errors.MetadataError: codec 'gzip': unknown configuration member(s) ['lvl']
-    """
-    unknown = sorted(set(configuration) - allowed)
-    if unknown:
-        raise MetadataError(f"codec {name!r}: unknown configuration member(s) {unknown}")
-
-
-def config_int(
-    name: str,
-    configuration: Mapping[str, Any],
-    key: str,
-    default: int | None = None,
-    *,
-    low: int | None = None,
-    high: int | None = None,
-) -> int:
-    """An integer member, checked against an inclusive range.
-
-    >>> config_int("gzip", {"level": 10}, "level", low=0, high=9)
-    Traceback (most recent call last):
-    zarrkit.errors.MetadataError: codec 'gzip': 'level' must be an integer in [0, 9], found 10
-    """
-    value = configuration.get(key, default)
-    bad = (
-        value is None
-        or isinstance(value, bool)
-        or not isinstance(value, int | np.integer)
-        or (low is not None and value < low)
-        or (high is not None and value > high)
-    )
-    if bad:
-        bounds = f" in [{low}, {high}]" if low is not None and high is not None else ""
-        if low is not None and high is None:
-            bounds = f" >= {low}"
-        found = "nothing" if key not in configuration else repr(value)
-        raise MetadataError(f"codec {name!r}: {key!r} must be an integer{bounds}, found {found}")
-    return int(value)  # type: ignore[arg-type]
-
-
-def config_choice(
-    name: str, configuration: Mapping[str, Any], key: str, choices: tuple[str, ...],
-    default: str | None = None,
-) -> str:
-    """A string member that must be one of ``choices``.
-
-    >>> config_choice("sharding_indexed", {}, "index_location", ("start", "end"), "end")
-    'end'
-    """
-    value = configuration.get(key, default)
-    if value not in choices:
-        found = "nothing" if key not in configuration else repr(value)
-        raise MetadataError(
-            f"codec {name!r}: {key!r} must be one of {list(choices)}, found {found}"
-        )
-    return str(value)
 
 
 def parse_codec_entry(entry: Any) -> tuple[str, dict[str, Any], bool]:

@@ -18,9 +18,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numcodecs
-import numpy as np
+import numpy as np  # noqa: F401  (the doctests use it)
 
+from zarrkit.codecs.bounded import as_bytes_view as as_bytes_view
 from zarrkit.codecs.bounded import decode_bounded, decode_bounded_into
+from zarrkit.codecs.config import INT32_MAX
+from zarrkit.codecs.numcodecs_config import BLOSC_COMPRESSORS
 from zarrkit.codecs.v3.base import (
     BytesBytesCodec,
     check_keys,
@@ -29,20 +32,6 @@ from zarrkit.codecs.v3.base import (
 )
 from zarrkit.codecs.v3.spec import ChunkSpec
 from zarrkit.errors import ChunkDecodeError, MetadataError
-
-
-def as_bytes_view(data: Any) -> memoryview:
-    """Any contiguous buffer (bytes, memoryview, ndarray) as a flat memoryview of bytes.
-
-    >>> as_bytes_view(np.array([1, 2], dtype="<u2")).tobytes()
-    b'\\x01\\x00\\x02\\x00'
-    """
-    if isinstance(data, np.ndarray):
-        data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-    view = memoryview(data)
-    if view.format != "B" or view.ndim != 1:
-        view = view.cast("B")
-    return view
 
 
 class _NumcodecsCompressor(BytesBytesCodec):
@@ -111,7 +100,10 @@ class ZstdCodec(_NumcodecsCompressor):
 
 
 _SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
-_CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
+# The spec's compressors that this build of c-blosc has ("snappy" is often left out: an
+# array using it could not be written, nor its chunks read).
+_CNAMES = tuple(c for c in ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
+                if c in BLOSC_COMPRESSORS)
 
 
 class BloscCodec(_NumcodecsCompressor):
@@ -138,8 +130,9 @@ class BloscCodec(_NumcodecsCompressor):
         self.cname = config_choice(self.name, configuration, "cname", _CNAMES, "zstd")
         self.clevel = config_int(self.name, configuration, "clevel", 5, low=0, high=9)
         default_typesize = 1 if spec.dtype.kind == "O" else max(spec.dtype.itemsize, 1)
+        # c-blosc keeps typesize and blocksize in C ints.
         self.typesize = config_int(
-            self.name, configuration, "typesize", default_typesize, low=1
+            self.name, configuration, "typesize", default_typesize, low=1, high=INT32_MAX
         )
         shuffle = configuration.get("shuffle")
         if isinstance(shuffle, int) and not isinstance(shuffle, bool) and 0 <= shuffle <= 2:
@@ -147,7 +140,9 @@ class BloscCodec(_NumcodecsCompressor):
         if shuffle is None:
             shuffle = "bitshuffle" if self.typesize == 1 else "shuffle"
         self.shuffle = config_choice(self.name, {"shuffle": shuffle}, "shuffle", _SHUFFLES)
-        self.blocksize = config_int(self.name, configuration, "blocksize", 0, low=0)
+        self.blocksize = config_int(
+            self.name, configuration, "blocksize", 0, low=0, high=INT32_MAX
+        )
         self._codec = numcodecs.Blosc(
             cname=self.cname,
             clevel=self.clevel,

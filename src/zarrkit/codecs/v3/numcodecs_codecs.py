@@ -15,29 +15,27 @@ arbitrary code from the store.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
-import numcodecs
 import numpy as np
 
-from zarrkit.codecs.bounded import decode_bounded
-from zarrkit.codecs.registry import REFUSED_CODEC_IDS
+from zarrkit.codecs.bounded import as_bytes_view, decode_bounded
+from zarrkit.codecs.numcodecs_config import (
+    ARRAY_FILTERS,
+    FIXED_GROWTH,
+    NUMERIC_SERIALISERS,
+    OBJECT_CODECS,
+    Flow,
+    flow_through,
+)
+from zarrkit.codecs.objects import ObjectDecoder
+from zarrkit.codecs.registry import numcodecs_from_config
 from zarrkit.codecs.v3.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, Codec
-from zarrkit.codecs.v3.compressors import as_bytes_view
-from zarrkit.codecs.v3.spec import ChunkSpec, native_dtype
-from zarrkit.errors import ChunkDecodeError, MetadataError, UnknownCodecError
+from zarrkit.codecs.v3.spec import ChunkSpec
+from zarrkit.errors import ChunkDecodeError, MetadataError
 
 PREFIX = "numcodecs."
-_ARRAY_ARRAY = {
-    "delta", "fixedscaleoffset", "astype", "quantize", "bitround", "packbits", "categorize",
-}
-_ARRAY_BYTES = {"pcodec", "zfpy", "json2", "msgpack2", "vlen-array", "vlen-utf8", "vlen-bytes"}
-_REFUSED = REFUSED_CODEC_IDS
-# Checksums add a fixed number of bytes; shuffle only reorders them.
-_FIXED_GROWTH = {"crc32": 4, "crc32c": 4, "adler32": 4, "fletcher32": 4,
-                 "jenkins_lookup3": 4, "shuffle": 0}
 
 
 def numcodecs_codec(name: str, configuration: Mapping[str, Any], spec: ChunkSpec) -> Codec:
@@ -48,23 +46,12 @@ def numcodecs_codec(name: str, configuration: Mapping[str, Any], spec: ChunkSpec
     zarrkit.errors.UnknownCodecError: unknown codec 'numcodecs.nope'
     """
     codec_id = name.removeprefix(PREFIX)
-    if codec_id in _REFUSED:
-        raise UnknownCodecError(
-            f"codec {name!r} is refused: decoding it would run code stored in the array"
-        )
     if "id" in configuration:
         raise MetadataError(f"codec {name!r}: the configuration cannot contain 'id'")
-    try:
-        codec = numcodecs.get_codec({"id": codec_id, **configuration})
-    except (ValueError, KeyError) as e:
-        if isinstance(e, KeyError) or "codec not available" in str(e):
-            raise UnknownCodecError(f"unknown codec {name!r}") from e
-        raise MetadataError(f"codec {name!r}: invalid configuration: {e}") from e
-    except TypeError as e:
-        raise MetadataError(f"codec {name!r}: invalid configuration: {e}") from e
-    if codec_id in _ARRAY_ARRAY:
+    codec = numcodecs_from_config(name, codec_id, dict(configuration))
+    if codec_id in ARRAY_FILTERS:
         return NumcodecsArrayArrayCodec(name, configuration, codec, spec)
-    if codec_id in _ARRAY_BYTES:
+    if codec_id in OBJECT_CODECS or codec_id in NUMERIC_SERIALISERS:
         return NumcodecsArrayBytesCodec(name, configuration, codec, spec)
     return NumcodecsBytesBytesCodec(name, configuration, codec, spec)
 
@@ -106,22 +93,11 @@ class NumcodecsArrayArrayCodec(_Adapter, ArrayArrayCodec):
         self.name = name  # type: ignore[misc]
         self._configuration = dict(configuration)
         self.codec = codec
-        codec_id = codec.codec_id
+        encoded = flow_through(name, codec, Flow.of_array(spec.dtype, spec.size))
+        assert encoded.dtype is not None and encoded.count is not None  # an array filter's
+        dtype = encoded.dtype
+        shape = spec.shape if encoded.count == spec.size else (encoded.count,)  # packbits
         declared = getattr(codec, "decode_dtype", None) or getattr(codec, "dtype", None)
-        if declared is not None and native_dtype(np.dtype(declared)) != spec.dtype:
-            raise MetadataError(
-                f"codec {name!r} is configured for {np.dtype(declared)}, "
-                f"but the array's chunks are {spec.dtype}"
-            )
-        shape = spec.shape
-        if codec_id == "packbits":
-            if spec.dtype != np.bool_:
-                raise MetadataError(f"codec {name!r} needs a bool data type, not {spec.dtype}")
-            shape, dtype = (1 + math.ceil(spec.size / 8),), np.dtype("u1")
-        elif codec_id == "astype":
-            dtype = np.dtype(codec.encode_dtype)
-        else:
-            dtype = np.dtype(getattr(codec, "astype", None) or spec.dtype)
         try:
             fill = np.asarray(codec.encode(np.full(1, spec.fill_value, dtype=spec.dtype)))
             fill_value = fill.reshape(-1)[0] if fill.size else None
@@ -176,6 +152,9 @@ class NumcodecsArrayBytesCodec(_Adapter, ArrayBytesCodec):
         self.name = name  # type: ignore[misc]
         self._configuration = dict(configuration)
         self.codec = codec
+        flow_through(name, codec, Flow.of_array(spec.dtype, spec.size))
+        self._objects = (ObjectDecoder(name, codec, spec.size)
+                         if codec.codec_id in OBJECT_CODECS else None)
 
     def encode(self, chunk: np.ndarray[Any, Any]) -> bytes:
         """The serialised chunk."""
@@ -186,6 +165,8 @@ class NumcodecsArrayBytesCodec(_Adapter, ArrayBytesCodec):
 
     def decode(self, data: bytes | memoryview, *, what: str) -> np.ndarray[Any, Any]:
         """The chunk, reshaped and cast to the spec."""
+        if self._objects is not None:  # counted before anything is allocated
+            return self._objects(data, what).reshape(self.spec.shape)
         try:
             out = np.asarray(self.codec.decode(data))
             if self.spec.dtype.kind == "O" and out.dtype.kind != "O":
@@ -216,7 +197,19 @@ class NumcodecsBytesBytesCodec(_Adapter, BytesBytesCodec):
         self.name = name  # type: ignore[misc]
         self._configuration = dict(configuration)
         self.codec = codec
-        self._growth = _FIXED_GROWTH.get(codec.codec_id)
+        self._growth = FIXED_GROWTH.get(codec.codec_id)
+
+    def check_input_size(self, size: int | None, bound: int) -> None:
+        """Refuse what this codec cannot encode (a shuffle element size that does not
+        divide the bytes it is given).
+
+        >>> codec = numcodecs_codec("numcodecs.shuffle", {"elementsize": 8},
+        ...     ChunkSpec((3,), np.dtype("u1")))
+        >>> codec.check_input_size(12, 12)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        zarrkit.errors.MetadataError: codec 'numcodecs.shuffle': 'elementsize' 8 does not ...
+        """
+        flow_through(self.name, self.codec, Flow.of_bytes(size, bound))
 
     def encoded_size(self, size: int) -> int | None:
         """Exact for checksums and shuffle, else None."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from zarrkit import registry
+from zarrkit.codecs.bounded import UNBOUNDED_CHUNK_LIMIT as UNBOUNDED_CHUNK_LIMIT
 from zarrkit.codecs.v3.array_codecs import NATIVE_ENDIAN, BytesCodec
 from zarrkit.codecs.v3.base import (
     ArrayArrayCodec,
@@ -35,9 +36,6 @@ from zarrkit.errors import ChunkDecodeError, MetadataError, UnknownCodecError
 if TYPE_CHECKING:
     from zarrkit.codecs.v3.sharding import ShardingCodec
 
-# Variable-length chunks (strings, bytes) have no size to bound their decompression by;
-# this cap keeps a hostile chunk from exhausting memory, as the v2 pipeline does.
-UNBOUNDED_CHUNK_LIMIT = 1 << 31
 
 
 def build_codec(entry: Any, spec: ChunkSpec, *, after_array_bytes: bool) -> Codec:
@@ -165,9 +163,9 @@ class CodecPipelineV3:
         bound = array_bytes.max_encoded_size()
         self._decoded_sizes: list[tuple[int | None, int]] = []
         for codec in self.bytes_bytes:
-            self._decoded_sizes.append(
-                (exact, UNBOUNDED_CHUNK_LIMIT if bound is None else bound)
-            )
+            limit = UNBOUNDED_CHUNK_LIMIT if bound is None else bound
+            codec.check_input_size(exact, limit)
+            self._decoded_sizes.append((exact, limit))
             exact = None if exact is None else codec.encoded_size(exact)
             bound = None if bound is None else codec.max_encoded_size(bound)
         self.encoded_size: int | None = exact
