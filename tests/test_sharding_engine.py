@@ -7,6 +7,7 @@ of calls, and tracemalloc for memory."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import tracemalloc
@@ -303,3 +304,26 @@ def test_shard_builder_grows_past_a_wrong_capacity() -> None:
     shard = builder.finish()
     assert shard is not None
     assert bytes(shard) == codec.assemble(parts, (8, 8, 8))
+
+
+@pytest.mark.parametrize("write_empty_chunks", [True, False])
+def test_nested_shards_with_empty_inner_shards(write_empty_chunks: bool) -> None:
+    """An inner shard whose chunks all equal the fill value encodes to nothing; writing
+    one used to fail with TypeError when write_empty_chunks was on."""
+    inner = {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [2, 2], "codecs": [{"name": "bytes", "configuration": {
+            "endian": "little"}}]}}
+    store = MemoryStore()
+    metadata = {"zarr_format": 3, "node_type": "array", "shape": [8, 8], "data_type": "int16",
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8, 8]}},
+                "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+                "codecs": [{"name": "sharding_indexed", "configuration": {
+                    "chunk_shape": [4, 4], "codecs": [inner]}}]}
+    store.set("zarr.json", json.dumps(metadata).encode())
+    expected = np.zeros((8, 8), "i2")
+    with zk.config.set(write_empty_chunks=write_empty_chunks):
+        a = zk.open_array(store, mode="r+")
+        a[:] = 0
+        a[0:3, 5:7] = 9
+        expected[0:3, 5:7] = 9
+    np.testing.assert_array_equal(zk.open_array(store)[:], expected)

@@ -296,16 +296,6 @@ def test_structured_zarr_json_groups(document: Any) -> None:
 SEEDS = targets.document_seeds()
 
 
-@pytest.mark.xfail(raises=TypeError, strict=False,
-                   reason="finding: nested sharding with write_empty_chunks=True")
-def test_documents_with_a_known_finding_round_trip() -> None:
-    known = [data for _, data in targets.all_documents() if targets.has_known_finding(data)]
-    if not known:
-        pytest.skip("no seed document has a known finding")
-    for data in known:
-        assert targets.parse_v3_document(data)
-
-
 def _target_for(kind: str, data: bytes) -> list[Any]:
     if kind == "zarr.json":
         if b'"consolidated_metadata"' in data:

@@ -433,6 +433,8 @@ class _ShardWriter:
         if not array.write_empty_chunks and array._is_all_fill(chunk):
             return None
         data = layout.inner_pipeline.encode(chunk)
+        if data is None:  # a nested shard whose chunks are all empty: nothing to store
+            return None
         # The builder may keep what it is given, and the scratch chunk is reused.
         return data if isinstance(data, bytes) else bytes(data)
 
