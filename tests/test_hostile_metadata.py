@@ -513,3 +513,21 @@ def test_standard_floats_still_follow_the_spec() -> None:
 def test_json_parse_errors_keep_naming_the_document() -> None:
     with pytest.raises(MetadataError, match="^a/zarr.json: "):
         load_json_object(b"[" * 5000, key="a/zarr.json")
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_damaged_consolidated_metadata_is_bad_metadata_not_a_missing_node(
+        zarr_format: int) -> None:
+    store: dict[str, bytes] = {}
+    root = zk.open_group(store, mode="w", zarr_format=zarr_format)
+    root.create_array("a", shape=(2,), dtype="u1")
+    zk.consolidate_metadata(store)
+    key = "zarr.json" if zarr_format == 3 else ".zmetadata"
+    document = json.loads(store[key])
+    if zarr_format == 3:
+        document["consolidated_metadata"]["metadata"] = [1]
+    else:
+        document["metadata"]["a/.zarray"] = 5
+    store[key] = json.dumps(document).encode()
+    with pytest.raises(MetadataError):
+        zk.open_group(store, mode="r", consolidated=True)

@@ -31,6 +31,7 @@ from zarrkit.hierarchy.nodes import (
     read_document,
     require_array,
 )
+from zarrkit.metadata.consolidated import check_consolidated_v3, parse_consolidated_v2
 from zarrkit.metadata.jsonio import dump_json, load_json_object
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP, ZMETADATA
 from zarrkit.paths import join_path, key_prefix, normalize_path
@@ -59,7 +60,8 @@ def _load_consolidated(store: Store, path: str, zarr_format: int | None) -> dict
         document = read_document(store, key)
         if document is not None and document.get("node_type") == "group":
             inline = document.get("consolidated_metadata")
-            if isinstance(inline, dict) and isinstance(inline.get("metadata"), dict):
+            if inline is not None:
+                check_consolidated_v3(inline)  # a damaged snapshot is bad metadata
                 snapshot = {key: document}
                 for relative, child in inline["metadata"].items():
                     snapshot[f"{prefix}{relative}/{ZARR_JSON}"] = child
@@ -70,10 +72,7 @@ def _load_consolidated(store: Store, path: str, zarr_format: int | None) -> dict
     raw = store.get(key)
     if raw is None:
         raise NodeNotFoundError(f"no consolidated metadata at {key!r}")
-    document = load_json_object(raw, key=key)
-    metadata = document.get("metadata")
-    if not isinstance(metadata, dict):
-        raise MetadataError(f"{key}: missing the 'metadata' object")
+    metadata = parse_consolidated_v2(load_json_object(raw, key=key), key)
     return {prefix + k: v for k, v in metadata.items()}
 
 

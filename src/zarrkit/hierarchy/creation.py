@@ -21,12 +21,10 @@ from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.errors import MetadataError
 from zarrkit.metadata.dtypes import normalize_dtype
 from zarrkit.metadata.fill_value import default_fill_value, normalize_fill_value
-from zarrkit.metadata.v2 import ArrayMetadataV2
+from zarrkit.metadata.v2 import FIRST_FILTERS_OF_OBJECTS, ArrayMetadataV2
 
 DEFAULT_COMPRESSOR_V2: dict[str, Any] = {"id": "zstd", "level": 0}
 _TARGET_CHUNK_BYTES = 1 << 20
-_OBJECT_CODEC_IDS = {"vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2", "pickle",
-                     "json", "msgpack", "categorize"}
 
 
 def guess_chunks(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
@@ -144,7 +142,7 @@ def array_metadata_v2(
         )
     filter_codecs = _codec_list(filters)
     if numpy_dtype.kind == "O" and not any(
-        f.codec_id in _OBJECT_CODEC_IDS for f in filter_codecs
+        f.codec_id in FIRST_FILTERS_OF_OBJECTS for f in filter_codecs
     ):
         filter_codecs.insert(0, to_codec({"id": "vlen-bytes" if want_bytes else "vlen-utf8"}))
     separator = dimension_separator

@@ -32,7 +32,7 @@ OBJECT_CODEC_IDS = frozenset({"vlen-utf8", "vlen-bytes", "vlen-array", "json2", 
                               "pickle", "json", "msgpack"})
 # categorize maps objects (or fixed-length text) to integers: first on an object array, it
 # is that array's object codec.
-_FIRST_FILTERS_OF_OBJECTS = OBJECT_CODEC_IDS | {"categorize"}
+FIRST_FILTERS_OF_OBJECTS = OBJECT_CODEC_IDS | {"categorize"}
 
 
 def _require_int_tuple(value: Any, name: str, key: str, *, positive: bool) -> tuple[int, ...]:
@@ -64,10 +64,10 @@ def _check_object_codecs(dtype: np.dtype[Any], compressor: dict[str, Any] | None
                                 f"the dtype is {dtype}")
         return
     ids = [f["id"] for f in filters or ()]
-    if dtype.hasobject and (not ids or ids[0] not in _FIRST_FILTERS_OF_OBJECTS):
+    if dtype.hasobject and (not ids or ids[0] not in FIRST_FILTERS_OF_OBJECTS):
         raise MetadataError(
             f"dtype {dtype} holds objects and needs an object codec as its first filter "
-            f"(one of {sorted(_FIRST_FILTERS_OF_OBJECTS)}), found filters {ids}"
+            f"(one of {sorted(FIRST_FILTERS_OF_OBJECTS)}), found filters {ids}"
         )
     later = ids[1:] if dtype.hasobject else ids
     misplaced = [i for i in later if i in OBJECT_CODEC_IDS]
