@@ -61,7 +61,9 @@ def _load_consolidated(store: Store, path: str, zarr_format: int | None) -> dict
         if document is not None and document.get("node_type") == "group":
             inline = document.get("consolidated_metadata")
             if inline is not None:
-                check_consolidated_v3(inline)  # a damaged snapshot is bad metadata
+                if not (isinstance(inline, dict) and isinstance(inline.get("metadata"), dict)):
+                    check_consolidated_v3(inline)  # says what is wrong (MetadataError)
+                # The entries are checked once, when the group's document is parsed.
                 snapshot = {key: document}
                 for relative, child in inline["metadata"].items():
                     snapshot[f"{prefix}{relative}/{ZARR_JSON}"] = child

@@ -10,15 +10,12 @@ can be tricked into touching anything outside itself.
 
 from __future__ import annotations
 
-import re
-
 from zarrkit.errors import InvalidKeyError
+from zarrkit.paths import PLAIN_PATH
 
-# Keys made of word characters, dots and dashes, with no "." or ".." segment, are valid
-# (no drive letter is possible without ":"); one match checks them in well under a
-# microsecond. Anything else takes the detailed checks, which also explain a refusal.
-_PLAIN_SEGMENT = r"(?!\.\.?(?:/|\Z))[\w.\-]+"
-_PLAIN_KEY = re.compile(rf"{_PLAIN_SEGMENT}(?:/{_PLAIN_SEGMENT})*", re.ASCII)
+# Keys in the plain form of paths are valid (no drive letter is possible without ":");
+# anything else takes the detailed checks, which also explain a refusal.
+_PLAIN_KEY = PLAIN_PATH
 
 
 def validate_key(key: str) -> str:
