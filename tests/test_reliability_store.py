@@ -537,3 +537,25 @@ def test_config_set_called_bare_takes_effect() -> None:
     assert zk.config.file_locks is previous
     with pytest.raises(AttributeError):
         zk.config.set(no_such_setting=1)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
+def test_a_process_forked_after_parallel_work_can_work_in_parallel(tmp_path: Path) -> None:
+    """Before: the child inherited the parent's thread pool without its threads, and its
+    first parallel read waited for ever."""
+    data = np.arange(1024 * 1024, dtype="i4").reshape(1024, 1024)  # 4 MiB: read in the pool
+    a = zk.create_array(tmp_path / "a.zarr", shape=data.shape, chunks=(128, 128), dtype="i4",
+                        data=data)
+    with zk.config.set(threads=2):
+        assert np.array_equal(a[:], data)  # the parent's pool now runs
+        pid = os.fork()
+        if pid == 0:  # the child: exit 0 only if a parallel read completes
+            code = 1
+            try:
+                done = threading.Event()
+                threading.Thread(target=lambda: (a[:], done.set()), daemon=True).start()
+                code = 0 if done.wait(20) else 2
+            finally:
+                os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

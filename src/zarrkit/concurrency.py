@@ -10,6 +10,7 @@ core. Work submitted from inside a pool thread runs inline, so nested use cannot
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +27,19 @@ _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _pool_lock = threading.Lock()
 _in_pool = threading.local()
+
+
+def _forget_pool_after_fork() -> None:
+    # A forked child has none of the parent's threads: the pool it inherits would take
+    # work and never run it, and a lock held at the fork would never be released.
+    global _pool, _pool_size, _pool_lock
+    _pool = None
+    _pool_size = 0
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
 
 
 def _mark_worker() -> None:
