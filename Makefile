@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint clean bench bench-quick bench-locks fuzz soak
+.PHONY: demo test lint clean bench bench-quick bench-locks fuzz soak mutate
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,16 @@ fuzz: $(STAMP)
 # Crash soak (~5 min): the tests/crash trials of `make test`, 30 per scenario, 100 per ZIP scenario.
 soak: $(STAMP)
 	ZARRKIT_CRASH_TRIALS=30 ZARRKIT_CRASH_ZIP_TRIALS=100 $(PY) -m pytest -q -n 2 tests/crash
+
+# Mutation testing (mutmut, tools/mutate/run.py; ~5-60 min a module): the score per module,
+# written to .mutmut-cache/report.md. MODULE=storage/directory.py (or a directory under
+# src/zarrkit/, several separated by spaces) runs those only; INCREMENTAL=1 keeps earlier
+# verdicts and re-tests new mutants and survivors. Never part of `make test`.
+MUTMUT_VERSION := 3.8.1
+mutate: $(STAMP)
+	@$(PY) -c 'import importlib.metadata as m; assert m.version("mutmut") == "$(MUTMUT_VERSION)"' \
+	  2>/dev/null || $(PY) -m pip install -q 'mutmut==$(MUTMUT_VERSION)'
+	$(PY) tools/mutate/run.py $(if $(INCREMENTAL),--incremental) $(MODULE)
 
 clean:
 	rm -rf $(VENV) example.zarr
