@@ -862,3 +862,18 @@ def test_recovers_zip64_members(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     with zipfile.ZipFile(torn) as zf:
         assert zf.testzip() is None
         assert {n: zf.read(n) for n in zf.namelist()} == members
+
+
+def test_a_comment_holding_an_end_record_is_not_carried_over(tmp_path: Path) -> None:
+    """Found by fuzzing (atheris): a damaged archive whose comment holds an end-of-central-
+    directory signature, recovered and appended to, was written back with that comment
+    after the new end record, so the next reader took the fake record in the comment for
+    the archive's end and saw none of the members."""
+    path = tmp_path / "c.zip"
+    path.write_bytes(bytes.fromhex("504b03043f0002000e00f919785d4072414a29003e000000612f30504b050600000000000000000000000000000000ffff88991600000064000000030000000000000000000030504b0506000000000e00000000000000870000000000"))
+    with ZipStore(path, mode="a") as store:
+        store.set("fuzz/new", b"appended")
+    with ZipStore(path, mode="r") as store:
+        assert store.get("fuzz/new") == b"appended"
+        assert not store.recovered
+    assert zipfile.ZipFile(path).read("fuzz/new") == b"appended"

@@ -145,7 +145,11 @@ class _Archive:
         layout = ArchiveReader(self.fd, self.path, os.fstat(self.fd).st_size).read()
         self.index = layout.index
         self.concat = layout.concat
-        self.comment = layout.comment
+        # An archive comment is kept, unless it holds a record signature: written after
+        # our end record, a reader searching from the end would find that one instead.
+        self.comment = b"" if any(
+            struct.pack("<I", sig) in layout.comment
+            for sig in (EOCD_SIG, EOCD64_SIG, LOCATOR64_SIG)) else layout.comment
         self.data_end = layout.data_end
         self.write_pos = layout.end
         self.recovered = layout.recovered
