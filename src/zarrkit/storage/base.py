@@ -137,6 +137,14 @@ class Store:
         return [self.get(key) for key in keys]
 
     # --- writable -----------------------------------------------------------------------
+    def _check_write(self, key: str, value: object) -> None:
+        """Refuse a write before any I/O: a read-only store, a bad key, a value that is not
+        bytes-like (every store's ``set`` and ``set_if_not_exists`` start here)."""
+        self._check_writable(key)
+        validate_key(key)
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise TypeError(f"store values must be bytes-like, not {type(value).__name__}")
+
     def _check_writable(self, key: str = "") -> None:
         if self.read_only:
             target = f"write {key!r}" if key else "write"
@@ -144,10 +152,7 @@ class Store:
 
     def set(self, key: str, value: Buffer) -> None:
         """Store ``value`` under ``key``, replacing any previous value."""
-        self._check_writable(key)
-        validate_key(key)
-        if not isinstance(value, (bytes, bytearray, memoryview)):
-            raise TypeError(f"store values must be bytes-like, not {type(value).__name__}")
+        self._check_write(key, value)
         self._set(key, value)
 
     def set_if_not_exists(self, key: str, value: Buffer) -> bool:
@@ -163,8 +168,7 @@ class Store:
         >>> s.set_if_not_exists("k", b"a"), s.set_if_not_exists("k", b"b"), s.get("k")
         (True, False, b'a')
         """
-        self._check_writable(key)
-        validate_key(key)
+        self._check_write(key, value)
         with _create_guard:
             if self.get(key) is not None:
                 return False

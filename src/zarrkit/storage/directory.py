@@ -373,10 +373,7 @@ class DirectoryStore(Store):
         >>> s.get("k")
         b'first'
         """
-        self._check_writable(key)
-        validate_key(key)
-        if not isinstance(value, (bytes, bytearray, memoryview)):
-            raise TypeError(f"store values must be bytes-like, not {type(value).__name__}")
+        self._check_write(key, value)
         target = self._file(key)
         directory = target.rpartition(os.sep)[0]
         self._check_directory(directory, key)

@@ -14,7 +14,6 @@ import threading
 from collections.abc import Hashable, Iterator, MutableMapping
 
 from zarrkit.storage.base import Buffer, Store
-from zarrkit.storage.keys import validate_key
 
 
 class MemoryStore(Store):
@@ -49,8 +48,7 @@ class MemoryStore(Store):
         >>> s.set_if_not_exists("k", b"1"), s.set_if_not_exists("k", b"2")
         (True, False)
         """
-        self._check_writable(key)
-        validate_key(key)
+        self._check_write(key, value)
         copied = bytes(value)
         # dict.setdefault is one atomic step, so handles sharing a dict agree too.
         return self._data.setdefault(key, copied) is copied

@@ -593,10 +593,7 @@ class ZipStore(Store):
         ...     s.set_if_not_exists("k", b"a"), s.set_if_not_exists("k", b"b"), s.get("k")
         (True, False, b'a')
         """
-        self._check_writable(key)
-        validate_key(key)
-        if not isinstance(value, (bytes, bytearray, memoryview)):
-            raise TypeError(f"store values must be bytes-like, not {type(value).__name__}")
+        self._check_write(key, value)
         if key in self._index:  # keys never disappear, so this answer is final
             return False
         member = self._prepare(key, value)
