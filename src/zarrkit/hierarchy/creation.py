@@ -385,8 +385,10 @@ _PIPELINES: BoundedCache[tuple[Any, ...], Any] = BoundedCache(256)
 def shared_pipeline(metadata: Any, chunk_shape: tuple[int, ...] | None,
                     build: Callable[[Any, tuple[int, ...] | None], Any]) -> Any:
     """``build(metadata, chunk_shape)``, or the pipeline it returned for an array with the
-    same codecs, dtype, fill value and chunk shape (``chunk_shape`` None: the metadata's
-    chunk shape). Errors are never cached: an invalid chain raises every time.
+    same codecs, dtype, fill value (v2: order) and chunk shape (``chunk_shape`` None: the
+    metadata's chunk shape), in either format: building one checks every codec's
+    configuration, which costs more than the key. Errors are never cached: an invalid
+    chain raises every time.
 
     >>> from zarrkit.codecs.v3.pipeline import CodecPipelineV3
     >>> from zarrkit.codecs.v3.spec import ChunkSpec
@@ -397,9 +399,6 @@ def shared_pipeline(metadata: Any, chunk_shape: tuple[int, ...] | None,
     >>> shared_pipeline(meta, None, build) is shared_pipeline(meta, None, build)
     True
     """
-    if metadata.zarr_format != 3:
-        # A v2 pipeline costs less to build than its key does to compute.
-        return build(metadata, chunk_shape)
     key = _validation_key(metadata, tuple(metadata.chunks if chunk_shape is None
                                           else chunk_shape))
     if key is None:
