@@ -70,13 +70,3 @@ def _update_snapshot(store: Store, holder: str, key: str,
             entries[relative] = node_document
     document["consolidated_metadata"] = {**inline, "metadata": dict(sorted(entries.items()))}
     store.set(key, dump_json(document))
-
-
-def current_snapshot(store: Store, path: str) -> dict[str, Any] | None:
-    """The consolidated snapshot stored in the group's ``zarr.json`` now (a Group object's
-    copy may be older than what other writes left there)."""
-    raw = store.get(join_path(path, ZARR_JSON))
-    if raw is None:
-        return None
-    snapshot = load_json_object(raw, key=join_path(path, ZARR_JSON)).get("consolidated_metadata")
-    return snapshot if isinstance(snapshot, dict) else None
