@@ -11,11 +11,8 @@ import json
 import lzma
 import re
 import struct
-import time
-import tracemalloc
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numcodecs
@@ -25,6 +22,7 @@ import zarr
 import zstandard
 from numcodecs import blosc
 from numcodecs.registry import codec_registry
+from support import bounded
 from zarr.core.buffer import cpu
 from zarr.storage import MemoryStore as ZarrMemoryStore
 
@@ -35,22 +33,6 @@ from zarrkit.errors import ChunkDecodeError, MetadataError, UnknownCodecError
 from zarrkit.metadata.dtypes_v3 import data_type_v3_from_numpy
 
 MiB = 2**20
-
-
-@contextmanager
-def bounded(seconds: float = 1.0, megabytes: float = 16) -> Iterator[None]:
-    """Fail unless the block runs within ``seconds`` and allocates at most ``megabytes``
-    (numpy reports its buffers to tracemalloc)."""
-    tracemalloc.start()
-    start = time.perf_counter()
-    try:
-        yield
-    finally:
-        elapsed = time.perf_counter() - start
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    assert elapsed < seconds, f"took {elapsed:.2f} s"
-    assert peak < megabytes * MiB, f"allocated {peak / MiB:.0f} MiB"
 
 
 def zarray(**changes: Any) -> dict[str, Any]:

@@ -7,16 +7,14 @@ from __future__ import annotations
 import base64
 import json
 import math
-import time
-import tracemalloc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 import pytest
 import zarr
+from support import bounded
 from zarr.storage import MemoryStore as ZarrMemoryStore
 
 import zarrkit as zk
@@ -36,22 +34,6 @@ from zarrkit.metadata.v3 import ArrayMetadataV3, RegularChunkGrid
 
 GROUP_V2 = b'{"zarr_format": 2}'
 GROUP_V3 = b'{"zarr_format": 3, "node_type": "group"}'
-
-
-@contextmanager
-def bounded(seconds: float = 1.0, megabytes: float = 16) -> Iterator[None]:
-    """Fail unless the block runs within ``seconds`` and allocates at most ``megabytes``
-    (numpy reports its buffers to tracemalloc)."""
-    tracemalloc.start()
-    start = time.perf_counter()
-    try:
-        yield
-    finally:
-        elapsed = time.perf_counter() - start
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    assert elapsed < seconds, f"took {elapsed:.2f} s"
-    assert peak < megabytes * 2**20, f"allocated {peak / 2**20:.0f} MiB"
 
 
 def zarray(**changes: Any) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support import run_threads
 
 import zarrkit as zk
 from zarrkit.errors import (
@@ -33,27 +34,6 @@ from zarrkit.storage import directory as directory_module
 from zarrkit.storage.directory import TEMP_PREFIX
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
-
-
-def run_threads(count: int, target: Callable[[int], None]) -> None:
-    """Run ``target(i)`` in ``count`` threads released together; re-raise the first error."""
-    barrier = threading.Barrier(count)
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            barrier.wait()
-            target(i)
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
 
 
 def files_named_like_temporaries(root: Path) -> list[str]:

@@ -25,6 +25,7 @@ import zarr
 from crc32c import crc32c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import run_threads
 
 import zarrkit as zk
 from zarrkit.codecs.registry import register_codec_v3
@@ -424,25 +425,6 @@ def test_empty_inner_chunks_are_omitted_and_an_all_fill_shard_is_deleted() -> No
     np.testing.assert_array_equal(a[...], np.zeros(a.shape, dtype="<i4"))
 
 
-def _run_threads(count: int, work: Callable[[int], None]) -> None:
-    barrier = threading.Barrier(count)
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            barrier.wait()
-            work(i)
-        except BaseException as e:  # reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == [], errors
-
-
 def test_64_threads_writing_distinct_inner_chunks_of_one_shard_lose_nothing() -> None:
     store = MemoryStore()
     a = make_sharded(store, shape=(16, 16), chunks=(2, 2), shards=(16, 16))
@@ -457,7 +439,7 @@ def test_64_threads_writing_distinct_inner_chunks_of_one_shard_lose_nothing() ->
         target = a if i % 2 else zk.open_array(store, path="x", mode="r+")
         target[2 * r + (i % 2), 2 * c + 1] = i + 1
 
-    _run_threads(64, work)
+    run_threads(64, work)
     assert stored_chunk_keys(store, "x") == ["x/c/0/0"]
     np.testing.assert_array_equal(a[...], expected)
     entries = read_index(store._data["x/c/0/0"], (8, 8))
@@ -473,7 +455,7 @@ def test_64_threads_writing_elements_of_one_inner_chunk_lose_nothing() -> None:
         target = a if i % 2 else zk.open_array(store, path="x", mode="r+")
         target[i // 8, i % 8] = i + 100
 
-    _run_threads(64, work)
+    run_threads(64, work)
     expected = np.zeros((16, 16), dtype="<i4")
     expected[8:16, 8:16] = 3
     expected[0:8, 0:8] = (np.arange(64) + 100).reshape(8, 8)
@@ -1008,7 +990,7 @@ def test_16_threads_creating_siblings_under_a_missing_ancestor() -> None:
         arrays[i] = root.create_array(f"a/x{i}", shape=(4,), chunks=(2,), dtype="i2",
                                       data=np.full(4, i, dtype="i2"))
 
-    _run_threads(16, work)
+    run_threads(16, work)
     assert json.loads(store._data["a/zarr.json"])["node_type"] == "group"
     fresh = zk.open_group(store, mode="r", consolidated=False)
     group = fresh["a"]
@@ -1274,7 +1256,7 @@ def test_16_threads_creating_arrays_under_a_consolidated_root() -> None:
     def work(i: int) -> None:
         root.create_array(f"a/x{i}", shape=(2,), dtype="u1")
 
-    _run_threads(16, work)
+    run_threads(16, work)
     assert sorted(zk.open_group(store, path="a", mode="r")) == sorted(
         f"x{i}" for i in range(16))
     inline = json.loads(store._data["zarr.json"])["consolidated_metadata"]["metadata"]
