@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import run_threads
 
 import zarrkit.storage.zip_format as zipmod
 from zarrkit.errors import (
@@ -368,30 +369,21 @@ def test_threads_with_their_own_handles_share_the_archive(tmp_path: Path) -> Non
     ZipStore(path, mode="w").close()
     threads_count, per_thread = 8, 25
     barrier = threading.Barrier(threads_count)
-    errors: list[BaseException] = []
     expected = {f"t{t}/{i}" for t in range(threads_count) for i in range(per_thread)}
 
     def work(t: int) -> None:
-        try:
-            store = ZipStore(path, mode="a")
-            barrier.wait()
-            for i in range(per_thread):
-                store.set(f"t{t}/{i}", value_for(f"t{t}/{i}"))
-            barrier.wait()
-            assert set(store.list()) == expected  # every handle sees every write
-            assert store.get(f"t{(t + 1) % threads_count}/0") == value_for(
-                f"t{(t + 1) % threads_count}/0"
-            )
-            store.close()
-        except BaseException as error:  # surfaced below
-            errors.append(error)
+        store = ZipStore(path, mode="a")
+        barrier.wait()
+        for i in range(per_thread):
+            store.set(f"t{t}/{i}", value_for(f"t{t}/{i}"))
+        barrier.wait()
+        assert set(store.list()) == expected  # every handle sees every write
+        assert store.get(f"t{(t + 1) % threads_count}/0") == value_for(
+            f"t{(t + 1) % threads_count}/0"
+        )
+        store.close()
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(threads_count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    run_threads(threads_count, work)
     assert_zipfile_reads(path, expected)
 
 
@@ -515,24 +507,15 @@ def test_set_if_not_exists_has_one_winner_across_handles(tmp_path: Path) -> None
     threads_count, keys = 8, 40
     barrier = threading.Barrier(threads_count)
     wins: dict[str, list[int]] = {f"k/{i}": [] for i in range(keys)}
-    errors: list[BaseException] = []
 
     def work(t: int) -> None:
-        try:
-            with ZipStore(path, mode="a") as store:
-                barrier.wait()
-                for key in wins:
-                    if store.set_if_not_exists(key, b"%d" % t):
-                        wins[key].append(t)
-        except BaseException as error:  # surfaced below
-            errors.append(error)
+        with ZipStore(path, mode="a") as store:
+            barrier.wait()
+            for key in wins:
+                if store.set_if_not_exists(key, b"%d" % t):
+                    wins[key].append(t)
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(threads_count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    run_threads(threads_count, work)
     assert all(len(winners) == 1 for winners in wins.values())
     with zipfile.ZipFile(path) as zf:
         assert len(zf.namelist()) == keys
