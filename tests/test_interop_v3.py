@@ -40,6 +40,7 @@ from __future__ import annotations
 import ctypes
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -1054,6 +1055,42 @@ def test_zarrkit_consolidated_kept_current_read_by_zarr(tmp_path: Path) -> None:
     expected[:6] = arrays["g1/g2/arr"]
     assert_values(z["g1/g2/arr"][...], expected)
     assert_values(z["g1/new"][...], np.array([1, 2, 3], dtype="<i2"))
+
+
+def test_snapshot_left_behind_by_a_killed_writer_heals(tmp_path: Path) -> None:
+    # A writer killed between creating a group and recording it leaves the snapshot
+    # without that group. A child created under it later must bring the group into the
+    # snapshot: an orphan entry makes zarr-python refuse the whole consolidated hierarchy.
+    root = zk.open_group(str(tmp_path), mode="w", zarr_format=3)
+    zk.consolidate_metadata(str(tmp_path))
+    snapshot_before_kill = (tmp_path / "zarr.json").read_bytes()
+    root.create_group("p", attributes={"made": "before the kill"})
+    root.create_group("p/q")
+    (tmp_path / "zarr.json").write_bytes(snapshot_before_kill)  # what the kill left
+    again = zk.open_group(str(tmp_path), mode="r+")
+    again.create_array("p/q/x", shape=(2,), dtype="u1", fill_value=7)
+    z = zarr.open_group(str(tmp_path), mode="r", use_consolidated=True)
+    flat = z.metadata.consolidated_metadata.flattened_metadata
+    assert set(flat) == {"p", "p/q", "p/q/x"}
+    assert flat["p"].attributes == {"made": "before the kill"}
+    assert_values(z["p/q/x"][...], np.array([7, 7], dtype="u1"))
+    mine = zk.open_group(str(tmp_path), mode="r", consolidated=True)
+    assert sorted(name for name, _ in mine.members(max_depth=None)) == ["p", "p/q", "p/q/x"]
+
+
+def test_snapshot_drops_entries_below_a_vanished_group(tmp_path: Path) -> None:
+    # The reverse: the snapshot names "p/x" but "p" is gone from the store (deleted by a
+    # writer killed before it recorded the deletion); the next recorded change drops it.
+    root = zk.open_group(str(tmp_path), mode="w", zarr_format=3)
+    root.create_array("p/x", shape=(2,), dtype="u1")
+    zk.consolidate_metadata(str(tmp_path))
+    snapshot = json.loads((tmp_path / "zarr.json").read_text())
+    del snapshot["consolidated_metadata"]["metadata"]["p"]
+    (tmp_path / "zarr.json").write_text(json.dumps(snapshot))
+    shutil.rmtree(tmp_path / "p")
+    zk.open_group(str(tmp_path), mode="r+").create_group("other")
+    z = zarr.open_group(str(tmp_path), mode="r", use_consolidated=True)
+    assert set(z.metadata.consolidated_metadata.flattened_metadata) == {"other"}
 
 
 # =============================================================================================

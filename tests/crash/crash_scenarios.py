@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 import zarrkit as zk
+from zarrkit.paths import ancestors
 from zarrkit.storage import ZipStore
 
 Step = dict[str, Any]
@@ -433,7 +434,11 @@ class NodeScenario(Scenario):
                 attrs = {k: v for k, v in attrs.items() if k != step["key"]}
             live[path] = (kind, attrs)
         if self.zarr_format == 3 and snapshot is not None and path:
-            snapshot[path] = live[path]  # zarrkit records every change in the snapshot
+            # zarrkit records every change in the snapshot, with any parent an earlier
+            # killed writer left out of it
+            for recorded in [*ancestors(path)[1:], path]:
+                snapshot.setdefault(recorded, live[recorded])
+            snapshot[path] = live[path]
         return Tree(live, snapshot)
 
     def observe(self, path: Path) -> tuple[Any, list[str]]:

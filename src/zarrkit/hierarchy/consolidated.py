@@ -64,9 +64,34 @@ def _update_snapshot(store: Store, holder: str, key: str,
             entries = {k: v for k, v in entries.items()
                        if k != relative and not k.startswith(relative + "/")}
         else:
-            if node_document.get("node_type") == "group":
-                # Nested groups' own snapshots would repeat their subtrees.
-                node_document = {**node_document, "consolidated_metadata": None}
-            entries[relative] = node_document
+            entries[relative] = _snapshot_entry(node_document)
+    _add_missing_ancestors(store, holder, entries)
     document["consolidated_metadata"] = {**inline, "metadata": dict(sorted(entries.items()))}
     store.set(key, dump_json(document))
+
+
+def _snapshot_entry(node_document: dict[str, Any]) -> dict[str, Any]:
+    if node_document.get("node_type") == "group":
+        # Nested groups' own snapshots would repeat their subtrees.
+        return {**node_document, "consolidated_metadata": None}
+    return node_document
+
+
+def _add_missing_ancestors(store: Store, holder: str, entries: dict[str, Any]) -> None:
+    """Give every entry its parent groups. A writer killed between creating a node and
+    recording it leaves the snapshot without that node; a child recorded later would then
+    be an orphan, and readers that build the tree from the snapshot (zarr-python) refuse
+    the whole hierarchy. The parents' documents are read from the store as they are now.
+    """
+    missing = sorted({parent for relative in entries for parent in ancestors(relative)
+                      if parent and parent not in entries})
+    if not missing:
+        return
+    keys = [join_path(join_path(holder, parent), ZARR_JSON) for parent in missing]
+    for parent, parent_key, raw in zip(missing, keys, store.get_many(keys), strict=True):
+        parent_document = None if raw is None else load_json_object(raw, key=parent_key)
+        if parent_document is not None and parent_document.get("node_type") == "group":
+            entries[parent] = _snapshot_entry(parent_document)
+        else:  # no group there any more: what the snapshot holds below it is stale
+            for relative in [k for k in entries if k.startswith(parent + "/")]:
+                del entries[relative]
