@@ -11,6 +11,8 @@ True
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ZarrkitError(Exception):
     """Base class of every zarrkit error.
@@ -212,3 +214,48 @@ class ShapeOverflowError(ZarrkitError, OverflowError):
     >>> issubclass(ShapeOverflowError, OverflowError)
     True
     """
+
+
+class ContainsArrayError(ContainsNodeError):
+    """An array already exists where a different node should be written (zarr-python's
+    name; a :class:`ContainsNodeError`).
+
+    >>> issubclass(ContainsArrayError, ContainsNodeError)
+    True
+    """
+
+
+class ContainsGroupError(ContainsNodeError):
+    """A group already exists where a different node should be written (zarr-python's
+    name; a :class:`ContainsNodeError`).
+
+    >>> issubclass(ContainsGroupError, ContainsNodeError)
+    True
+    """
+
+
+class SpecError(MetadataError):
+    """A hierarchy specification (``zarrkit.models``) is invalid: a bad member name, a field
+    of the other Zarr format, metadata that is no valid array or group, or a conversion
+    that the target format cannot represent. ``errors`` lists each problem with its path.
+
+    >>> issubclass(SpecError, ValueError)
+    True
+    """
+
+    def __init__(self, message: str, errors: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.errors = list(errors or [message])
+
+
+class SpecValidationError(ZarrkitError, ValueError):
+    """A live hierarchy does not match a specification (``zk.models.validate(...,
+    strict=True)``); ``violations`` holds every one, each with its path.
+
+    >>> issubclass(SpecValidationError, ValueError)
+    True
+    """
+
+    def __init__(self, message: str, violations: list[Any]) -> None:
+        super().__init__(message)
+        self.violations = violations

@@ -72,3 +72,29 @@ def ancestors(path: str) -> list[str]:
         return []
     parts = path.split("/")
     return ["/".join(parts[:i]) for i in range(len(parts))]
+
+
+def check_node_name(name: object, zarr_format: int) -> str:
+    """Check that ``name`` can name a member of a group: a non-empty string without ``/``
+    or NUL that is not ``.`` or ``..``; format 3 also reserves names starting with ``__``.
+
+    >>> check_node_name("a.b", 3)
+    'a.b'
+    >>> check_node_name("__x", 3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.InvalidKeyError: invalid node name '__x': names starting with '__' are ...
+    """
+    if not isinstance(name, str):
+        raise InvalidKeyError(f"a node name must be a str, not {type(name).__name__}")
+    problem = (
+        "it is empty" if not name
+        else "'.' and '..' are not node names" if name in (".", "..")
+        else "it contains '/'" if "/" in name
+        else "it contains a NUL character" if "\x00" in name
+        else "names starting with '__' are reserved in Zarr v3"
+        if zarr_format == 3 and name.startswith("__")
+        else None
+    )
+    if problem is not None:
+        raise InvalidKeyError(f"invalid node name {name!r}: {problem}")
+    return name

@@ -227,6 +227,18 @@ class Group:
             elif any(v is not None for v in raw):
                 yield candidate, None
 
+    def member_nodes(self) -> Iterator[tuple[str, FoundNode]]:
+        """``(name, found)`` for every direct member: its kind, format, parsed metadata
+        and attributes, without building Array or Group objects (consolidated metadata
+        when the group was opened with it, else one listing and one batched read).
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}); _ = g.create_array("a", shape=(2,), dtype="u1")
+        >>> [(name, found.kind) for name, found in g.member_nodes()]
+        [('a', 'array')]
+        """
+        return self._member_nodes()
+
     def _member_nodes(self) -> Iterator[tuple[str, FoundNode]]:
         """``(name, node)`` for every direct member, from consolidated metadata or the
         store; nodes are parsed one at a time, as the caller iterates."""
