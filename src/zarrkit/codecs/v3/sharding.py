@@ -154,7 +154,10 @@ class ShardIndex:
         cps = self.chunks_per_shard
         if not cps or len(inner_coords) < 16:  # numpy's set-up costs more than a few lookups
             return [self.byte_range(c) for c in inner_coords]
-        coords = np.asarray(inner_coords, dtype=np.int64).reshape(len(inner_coords), -1)
+        try:
+            coords = np.asarray(inner_coords, dtype=np.int64).reshape(len(inner_coords), -1)
+        except ValueError:  # coordinates of different lengths: name the bad ones
+            coords = np.empty((0, 0), dtype=np.int64)
         if coords.shape[1] != len(cps) or bool(
             ((coords < 0) | (coords >= np.asarray(cps))).any()
         ):
@@ -348,13 +351,12 @@ class ShardBuilder:
 
     def finish(self) -> bytes | memoryview | None:
         """The shard (a view of the buffer when there is one), or None if no chunk was
-        added."""
+        added. Calling it again returns the same shard."""
         if self._last is None:
             return None
         index = self._codec.encode_index(self._entries, self._shard_shape)
         if self._buffer is None:
             parts = [index, *self._parts] if self._index_first else [*self._parts, index]
-            self._parts = []
             return b"".join(parts)
         raw = np.frombuffer(index, dtype=np.uint8)
         if self._index_first:
