@@ -28,23 +28,24 @@ SpecT = TypeVar("SpecT", bound="SpecModel")
 def spec_errors(error: ValidationError, data: Any = None) -> list[str]:
     """pydantic's errors as ``"/member/path: field: message"`` lines, keeping for a member
     that matches neither node type only the errors of the type its document claims."""
-    lines: list[str] = []
+    found: dict[tuple[str, str], str] = {}
     for item in error.errors(include_url=False):
         located = _locate(tuple(item["loc"]), data)
         if located is None:
             continue
-        node_path, field = located
-        message = item["msg"].removeprefix("Value error, ")
-        where = f"{node_path or '/'}: {field}: " if field else f"{node_path or '/'}: "
-        lines.append(where + message)
-    return list(dict.fromkeys(lines)) or [str(error)]
+        # One message per field: a union (attributes: object or model) fails per branch.
+        found.setdefault(located, item["msg"].removeprefix("Value error, "))
+    lines = [f"{path or '/'}: {field}: {message}" if field else f"{path or '/'}: {message}"
+             for (path, field), message in found.items()]
+    return lines or [str(error)]
 
 
 def _branch_kind(name: str) -> str | None:
-    if name.startswith("ArraySpec"):
-        return "array"
-    if name.startswith("GroupSpec"):
-        return "group"
+    """The node type of a union branch in an error location (``"GroupSpec"``,
+    ``"function-after[_check_metadata(), ArraySpec]"``), if it is one."""
+    for spec, kind in (("ArraySpec", "array"), ("GroupSpec", "group")):
+        if name.startswith(spec) or name.endswith(f" {spec}]"):
+            return kind
     return None
 
 
@@ -85,7 +86,8 @@ def _locate(loc: tuple[Any, ...], data: Any) -> tuple[str, str] | None:
                     return None
                 i += 1
             continue
-        if isinstance(part, str) and (part.startswith("function-") or "[" in part):
+        if isinstance(part, str) and (part.startswith("function-") or "[" in part
+                                      or part == "BaseModel"):
             i += 1
             continue
         fields.append(str(part))
@@ -97,7 +99,9 @@ class SpecModel(BaseModel):
     """Immutable, closed (unknown fields are errors), validated; invalid input raises
     :class:`zarrkit.errors.SpecError` listing every problem with its path."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
+    # NaN and infinities are written as Zarr writes them ("NaN", "Infinity"), not as null.
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False,
+                              ser_json_inf_nan="strings")
 
     # Fields always written by to_json, even when left at their defaults.
     _header: ClassVar[tuple[str, ...]] = ()
@@ -428,12 +432,14 @@ def node_json_schema(cls: Any) -> dict[str, Any]:
     schema = cls.model_json_schema()
     definitions: dict[str, Any] = dict(schema.pop("$defs", {}))
     own = "GroupSpec" if cls.__name__.startswith("GroupSpec") else "ArraySpec"
-    definitions[cls.__name__] = schema
+    if "$ref" not in schema:  # a recursive model is a reference into its own $defs
+        definitions[cls.__name__] = schema
     for base in (module.ArraySpec, module.GroupSpec):  # the untyped specs members may hold
         extra = base.model_json_schema()
         definitions.update({k: v for k, v in extra.pop("$defs", {}).items()
                             if k not in definitions})
-        definitions.setdefault(base.__name__, extra)
+        if "$ref" not in extra:
+            definitions.setdefault(base.__name__, extra)
     renamed = {name: _plain_name(name) for name in definitions}
     for name in [n for n in definitions if renamed[n] != n]:
         if renamed[name] in definitions:
@@ -452,9 +458,19 @@ def node_json_schema(cls: Any) -> dict[str, Any]:
             attributes["type"] = "object"
         members = properties.get("members")
         if members is not None:
-            if members.get("additionalProperties") in (True, None, {}):
-                members["additionalProperties"] = {"anyOf": [
-                    {"$ref": "#/$defs/ArraySpec"}, {"$ref": "#/$defs/GroupSpec"}]}
+            untyped = [{"$ref": f"#/$defs/{n}"} for n in ("ArraySpec", "GroupSpec")]
+            member_schema = members.get("additionalProperties")
+            if member_schema in (True, None, {}) or (
+                    isinstance(member_schema, dict) and member_schema.get("anyOf") in (
+                        untyped, untyped[::-1])):
+                # if/then/else rather than ZEP 6's anyOf: an invalid member is reported
+                # against the node type it claims, at the path of what is wrong in it.
+                claims_array = ({"properties": {"node_type": {"const": "array"}},
+                                 "required": ["node_type"]} if zarr_format == 3
+                                else {"required": ["shape"]})
+                members["additionalProperties"] = {
+                    "if": claims_array, "then": {"$ref": "#/$defs/ArraySpec"},
+                    "else": {"$ref": "#/$defs/GroupSpec"}}
             members["propertyNames"] = {"pattern": _NAME_PATTERNS[zarr_format]}
         if name in ("ArraySpec", "GroupSpec"):
             definition["title"] = name

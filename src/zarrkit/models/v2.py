@@ -14,7 +14,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 
 from pydantic import (
     BaseModel,
@@ -30,7 +30,12 @@ from zarrkit.models import _common, store_io
 from zarrkit.models._common import GroupMethods, NodeMethods, SpecModel, as_value_error
 
 TAttrs = TypeVar("TAttrs", bound="Mapping[str, Any] | BaseModel")
-TMembers = TypeVar("TMembers", bound="ArraySpec[Any] | GroupSpec[Any, Any]")
+if TYPE_CHECKING:
+    TMembers = TypeVar("TMembers", bound="ArraySpec[Any] | GroupSpec[Any, Any]")
+else:
+    # Unparametrised at run time: a member parsed from JSON is validated as the plain
+    # spec (attributes an object, members specs), not as ``GroupSpec[Any, Any]``.
+    TMembers = TypeVar("TMembers", bound="ArraySpec | GroupSpec")
 
 ZARR_FORMAT = 2
 
