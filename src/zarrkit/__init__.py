@@ -8,6 +8,8 @@
 56
 """
 
+from typing import Any
+
 from zarrkit import errors
 from zarrkit.api import (
     consolidate_metadata,
@@ -55,3 +57,12 @@ __all__ = [
     "register_codec_v3",
     "register_data_type",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # zarrkit.models needs pydantic: imported when first used, not with zarrkit.
+    if name == "models":
+        import importlib
+
+        return importlib.import_module("zarrkit.models")
+    raise AttributeError(f"module 'zarrkit' has no attribute {name!r}")
