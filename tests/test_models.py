@@ -517,3 +517,43 @@ def test_specs_are_immutable() -> None:
     with pytest.raises(Exception) as raised:  # pydantic's frozen-instance error
         spec.attributes = {"x": 1}  # type: ignore[misc]
     assert "frozen" in str(raised.value).lower()
+
+
+def test_a_copy_with_changes_compares_by_its_own_fields() -> None:
+    spec = v2.ArraySpec(shape=(2,), chunks=(2,), dtype="|u1", attributes={"u": 1})
+    spec.normalized()
+    changed = spec.model_copy(update={"attributes": {"u": 2}})
+    assert changed.normalized()["attributes"] == {"u": 2}
+    assert [d.field for d in spec.diff(changed)] == ["attributes"]
+
+
+def test_json_schema_of_parametrised_and_convention_specs() -> None:
+    from typing_extensions import TypedDict
+
+    from zarrkit.models.conventions import xarray
+
+    class Units(TypedDict):
+        units: str
+
+    for cls, fmt in ((v2.ArraySpec[Units], 2), (v3.GroupSpec[Units, Any], 3),
+                     (xarray.GroupSpec, 2)):
+        schema = cls.json_schema()
+        jsonschema.Draft202012Validator.check_schema(schema)
+        assert f"version {fmt}" in json.dumps(schema)
+    units_schema = v2.ArraySpec[Units].json_schema()
+    good = v2.ArraySpec[Units](shape=[2], chunks=[2], dtype="<f4", attributes={"units": "m"})
+    jsonschema.validate(good.to_json(), units_schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**good.to_json(), "attributes": {}}, units_schema)
+
+
+def test_compressor_only_chains_of_multi_byte_types_get_a_little_endian_serializer() -> None:
+    spec = v3.ArraySpec.from_json(v3_array(codecs=[{"name": "gzip"}]))
+    assert spec.normalized()["codecs"][0] == {"name": "bytes",
+                                              "configuration": {"endian": "little"}}
+
+
+def test_numpy_dtype_names_in_v2_specs_mean_their_type_strings() -> None:
+    spec = v2.ArraySpec(shape=[10, 10], chunks=[10, 10], dtype="uint8")
+    assert spec.shape == (10, 10) and spec.normalized()["dtype"] == "|u1"
+    assert spec.like(v2.ArraySpec(shape=(10, 10), chunks=(10, 10), dtype="|u1"))

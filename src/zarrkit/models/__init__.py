@@ -16,5 +16,6 @@ from __future__ import annotations
 
 from zarrkit.models import v2, v3
 from zarrkit.models._common import Difference
+from zarrkit.models.validation import Violation, validate
 
-__all__ = ["Difference", "v2", "v3"]
+__all__ = ["Difference", "Violation", "v2", "v3", "validate"]

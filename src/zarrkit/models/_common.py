@@ -127,6 +127,21 @@ class SpecModel(BaseModel):
                     raise
                 raise _spec_error(cls.__name__, e, obj) from None
 
+    def model_copy(self: SpecT, *, update: Mapping[str, Any] | None = None,
+                   deep: bool = False) -> SpecT:
+        """A copy (pydantic's), with ``update`` applied and nothing derived from the
+        original's fields kept.
+
+        >>> from zarrkit.models.v3 import GroupSpec
+        >>> GroupSpec().model_copy(update={"attributes": {"a": 1}}).normalized()["attributes"]
+        {'a': 1}
+        """
+        copy = super().model_copy(update=update, deep=deep)
+        private = copy.__pydantic_private__
+        if update and private:
+            copy.__pydantic_private__ = {name: None for name in private}
+        return copy
+
     @model_validator(mode="before")
     @classmethod
     def _fill_header(cls, data: Any) -> Any:
@@ -427,7 +442,9 @@ def node_json_schema(cls: Any) -> dict[str, Any]:
     """pydantic's schema of ``cls``, made to read as ZEP 6's: definitions named
     ``ArraySpec``/``GroupSpec``, untyped attributes as objects, untyped members as array
     or group specs, short descriptions."""
-    module = __import__(cls.__module__, fromlist=["ArraySpec"])
+    from zarrkit.models import v2, v3
+
+    module = v2 if issubclass(cls, (v2.ArraySpec, v2.GroupSpec)) else v3
     zarr_format = module.ZARR_FORMAT
     schema = cls.model_json_schema()
     definitions: dict[str, Any] = dict(schema.pop("$defs", {}))

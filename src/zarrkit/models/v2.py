@@ -13,9 +13,10 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 
+import numpy as np
 from pydantic import (
     BaseModel,
     NonNegativeInt,
@@ -56,8 +57,8 @@ class ArraySpec(SpecModel, NodeMethods, Generic[TAttrs]):
 
     zarr_format: Literal[2] = 2
     attributes: TAttrs = cast(Any, {})
-    shape: tuple[NonNegativeInt, ...]
-    chunks: tuple[PositiveInt, ...]
+    shape: Sequence[NonNegativeInt]
+    chunks: Sequence[PositiveInt]
     dtype: str | StructuredDtype
     fill_value: Any = None
     order: Literal["C", "F"] = "C"
@@ -67,6 +68,11 @@ class ArraySpec(SpecModel, NodeMethods, Generic[TAttrs]):
     compressor: dict[str, Any] | None = None
 
     _normal: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @field_validator("shape", "chunks")
+    @classmethod
+    def _int_tuple(cls, value: Sequence[int]) -> tuple[int, ...]:
+        return tuple(value)
 
     @field_validator("filters")
     @classmethod
@@ -94,6 +100,7 @@ class ArraySpec(SpecModel, NodeMethods, Generic[TAttrs]):
         document.pop("attributes")
         if not document["filters"]:
             document["filters"] = None
+        document["dtype"] = _understood_dtype(document["dtype"])
         return ArrayMetadataV2.from_json(document, key="ArraySpec")
 
     def normalized(self) -> dict[str, Any]:
@@ -193,6 +200,24 @@ def parse_node(document: Any) -> ArraySpec[Any] | GroupSpec[Any, Any]:
     if _common.claimed_kind(document) == "array":
         return ArraySpec.model_validate(document)
     return GroupSpec.model_validate(document)
+
+
+def _understood_dtype(dtype: Any) -> Any:
+    """A numpy spelling that is no v2 type string (``"uint8"``, as ZEP 6's typed example
+    writes it) read as the type it names; anything else is left for the parser to judge."""
+    from zarrkit.errors import MetadataError
+    from zarrkit.metadata.dtypes import dtype_to_json_v2, parse_dtype_v2
+
+    if not isinstance(dtype, str):
+        return dtype
+    try:
+        parse_dtype_v2(dtype)
+    except MetadataError:
+        try:
+            return dtype_to_json_v2(np.dtype(dtype))
+        except (TypeError, ValueError, MetadataError):
+            pass
+    return dtype
 
 
 def _complete(config: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 
 import numpy as np
@@ -77,7 +77,7 @@ class ArraySpec(SpecModel, NodeMethods, Generic[TAttrs]):
     zarr_format: Literal[3] = 3
     node_type: Literal["array"] = "array"
     attributes: TAttrs = cast(Any, {})
-    shape: tuple[NonNegativeInt, ...]
+    shape: Sequence[NonNegativeInt]
     data_type: str | dict[str, Any]
     chunk_grid: NamedConfig
     chunk_key_encoding: NamedConfig = NamedConfig(name="default",
@@ -88,6 +88,11 @@ class ArraySpec(SpecModel, NodeMethods, Generic[TAttrs]):
     dimension_names: tuple[str | None, ...] | None = None
 
     _normal: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @field_validator("shape")
+    @classmethod
+    def _shape_tuple(cls, shape: Sequence[int]) -> tuple[int, ...]:
+        return tuple(shape)
 
     @model_validator(mode="after")
     def _check_metadata(self, info: ValidationInfo) -> ArraySpec[TAttrs]:
@@ -254,7 +259,10 @@ def _with_array_bytes_codec(codecs: list[Any], document: dict[str, Any]) -> list
     if any(isinstance(codec, ArrayBytesCodec) for codec in kinds):
         return codecs
     position = sum(1 for codec in kinds if isinstance(codec, ArrayArrayCodec))
-    return [*codecs[:position], {"name": "bytes"}, *codecs[position:]]
+    serializer: dict[str, Any] = {"name": "bytes"}
+    if dtype.itemsize > 1:
+        serializer["configuration"] = {"endian": "little"}
+    return [*codecs[:position], serializer, *codecs[position:]]
 
 
 def _known_codec_name(codec: Any) -> Any:

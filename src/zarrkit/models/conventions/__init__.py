@@ -1,0 +1,17 @@
+"""Community conventions as ready specs: a convention is a spec class whose typed
+attributes and validators state its rules, so that :func:`zarrkit.models.validation.validate`
+checks a live hierarchy against it (and mypy checks specs built in code).
+
+* :mod:`zarrkit.models.conventions.xarray`: xarray's Zarr v2 encoding (every array names
+  its dimensions in ``_ARRAY_DIMENSIONS``).
+
+>>> from zarrkit.models.conventions import xarray
+>>> xarray.GroupSpec().zarr_format
+2
+"""
+
+from __future__ import annotations
+
+from zarrkit.models.conventions import xarray
+
+__all__ = ["xarray"]
