@@ -13,15 +13,15 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from zarrkit.errors import MetadataError
+from zarrkit.errors import MetadataError, ZarrkitError
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.group import Group
 from zarrkit.hierarchy.nodes import ZARR_JSON, find_node
 from zarrkit.metadata.jsonio import dump_json
-from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP, ZMETADATA
+from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP, ZMETADATA, ArrayMetadataV2
 from zarrkit.paths import join_path, normalize_path
 from zarrkit.storage.base import Store
 from zarrkit.storage.resolve import make_store
@@ -169,8 +169,9 @@ def migrate_metadata(store: Any, path: str = "", *, dry_run: bool = False) -> li
     """Rewrite the format-2 metadata of the hierarchy at ``path`` as format 3 in place,
     without touching chunks: arrays get the ``v2`` chunk key encoding with their separator,
     F order becomes a ``transpose`` codec, filters and compressor become the equivalent
-    v3 codecs. Return the paths migrated. Arrays whose chunks v3 cannot read as they are
-    (structured dtypes, object codecs other than vlen-utf8/vlen-bytes) raise MetadataError
+    v3 codecs (:func:`v3_document_for_v2`). Return the paths migrated. Arrays whose chunks
+    v3 cannot read as they are (structured dtypes, object codecs other than
+    vlen-utf8/vlen-bytes, filters or compressors of another kind in v3) raise MetadataError
     before anything is written.
 
     >>> import numpy as np, zarrkit as zk
@@ -202,7 +203,8 @@ def migrate_metadata(store: Any, path: str = "", *, dry_run: bool = False) -> li
             document = {"zarr_format": 3, "node_type": "group",
                         "attributes": node.attrs.asdict()}
         else:
-            document = _v3_document_for_v2(node)
+            document = v3_document_for_v2(node.metadata, node.attrs.asdict(),
+                                          where=f"array {node.name!r}")
         plans.append((node_path, document))
     if dry_run:
         return [p for p, _ in plans]
@@ -214,26 +216,72 @@ def migrate_metadata(store: Any, path: str = "", *, dry_run: bool = False) -> li
     return [p for p, _ in plans]
 
 
-def _v3_document_for_v2(array: Array) -> dict[str, Any]:
+def v3_document_for_v2(metadata: ArrayMetadataV2, attributes: Mapping[str, Any], *,
+                       where: str, chunk_key_encoding: str = "v2",
+                       keep_array_dimensions: bool = True) -> dict[str, Any]:
+    """The Zarr v3 ``zarr.json`` document of a format-2 array, whose chunks are the v2
+    chunks as they are: F order becomes a leading ``transpose``, filters the equivalent
+    ``array -> array`` codecs, the dtype's byte order the ``bytes`` codec's endian (a single
+    vlen-utf8/vlen-bytes filter: that codec), the compressor a ``bytes -> bytes`` codec, a
+    null fill value the data type's default, and an ``_ARRAY_DIMENSIONS`` attribute (a list
+    of names, one per dimension) the ``dimension_names``. ``chunk_key_encoding`` ``"v2"``
+    keeps the chunk keys; ``"default"`` writes the v3 keys with the same separator.
+
+    What v3 cannot express raises MetadataError starting with ``where``: structured dtypes,
+    object codecs other than one vlen-utf8/vlen-bytes filter, filters that are not
+    ``array -> array`` codecs in v3 and compressors that are not ``bytes -> bytes`` ones.
+    Used by :func:`migrate_metadata` and ``zarrkit.models.to_v3``.
+
+    >>> import numpy as np
+    >>> from zarrkit.metadata.v2 import ArrayMetadataV2
+    >>> m = ArrayMetadataV2(shape=(4, 6), chunks=(2, 3), dtype=np.dtype(">i2"), order="F",
+    ...     compressor={"id": "zlib", "level": 1})
+    >>> doc = v3_document_for_v2(m, {"_ARRAY_DIMENSIONS": ["y", "x"]}, where="a",
+    ...     keep_array_dimensions=False)
+    >>> [c["name"] for c in doc["codecs"]], doc["dimension_names"], doc["attributes"]
+    (['transpose', 'bytes', 'numcodecs.zlib'], ['y', 'x'], {})
+    >>> v3_document_for_v2(ArrayMetadataV2(shape=(2,), chunks=(2,),
+    ...     dtype=np.dtype([("x", "<i4")])), {}, where="array '/rec'")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: array '/rec': structured dtype ...
+    """
+    from zarrkit.codecs.numcodecs_config import ARRAY_FILTERS, NUMERIC_SERIALISERS, OBJECT_CODECS
     from zarrkit.codecs.registry import codec_json_v3
     from zarrkit.codecs.v3.spec import has_endianness
+    from zarrkit.hierarchy.creation import validated_codecs
     from zarrkit.metadata.dtypes_v3 import data_type_v3_from_numpy
     from zarrkit.metadata.fill_value import default_fill_value, encode_fill_value_v3
+    from zarrkit.metadata.v3 import ArrayMetadataV3
 
-    metadata = array.metadata
     dtype = metadata.dtype
-    where = f"array {array.name!r}"
     if dtype.fields is not None:
-        raise MetadataError(f"{where}: structured chunks cannot be migrated in place; convert")
+        raise MetadataError(
+            f"{where}: structured dtype {dtype} is not converted: Zarr v3 has no core "
+            "structured data type (zk.convert copies the data into a v3 struct array)")
+    if chunk_key_encoding not in ("v2", "default"):
+        raise ValueError(f"chunk_key_encoding must be 'v2' or 'default', found "
+                         f"{chunk_key_encoding!r}")
     codecs: list[dict[str, Any]] = []
     filters = [dict(f) for f in metadata.filters or ()]
     object_kind = None
     if dtype.kind == "O":
-        object_filters = [f for f in filters if f["id"] in ("vlen-utf8", "vlen-bytes")]
-        if len(object_filters) != 1 or filters[-1] is not object_filters[0]:
-            raise MetadataError(f"{where}: only a final vlen-utf8/vlen-bytes filter migrates")
-        object_kind = "string" if object_filters[0]["id"] == "vlen-utf8" else "bytes"
-        filters = filters[:-1]
+        ids = [f["id"] for f in filters]
+        if ids not in (["vlen-utf8"], ["vlen-bytes"]):
+            raise MetadataError(
+                f"{where}: object dtype with filters {ids}: only a single vlen-utf8 or "
+                "vlen-bytes filter has a Zarr v3 codec")
+        object_kind = "string" if ids[0] == "vlen-utf8" else "bytes"
+        filters = []
+    for config in filters:
+        if config["id"] not in ARRAY_FILTERS:
+            raise MetadataError(
+                f"{where}: filter {config['id']!r} is no array -> array codec in Zarr v3 "
+                f"(those are {sorted(ARRAY_FILTERS)})")
+    compressor = metadata.compressor
+    if compressor is not None and compressor["id"] in (
+            ARRAY_FILTERS | OBJECT_CODECS | NUMERIC_SERIALISERS):
+        raise MetadataError(
+            f"{where}: compressor {compressor['id']!r} is no bytes -> bytes codec in Zarr v3")
     # v2 filters see the chunk in its stored (F or C) order, so the transpose comes first.
     if metadata.order == "F" and len(metadata.shape) > 1:
         codecs.append({"name": "transpose",
@@ -250,33 +298,37 @@ def _v3_document_for_v2(array: Array) -> dict[str, Any]:
         codecs.append({"name": "bytes", "configuration": {"endian": endian}})
     else:
         codecs.append({"name": "bytes"})
-    if metadata.compressor is not None:
-        codecs.append(codec_json_v3(dict(metadata.compressor)))
+    if compressor is not None:
+        codecs.append(codec_json_v3(dict(compressor)))
     native = dtype.newbyteorder("=")
     data_type = data_type_v3_from_numpy(native, object_kind=object_kind)
     fill = metadata.fill_value
     if fill is None:
         fill = b"" if object_kind == "bytes" else ("" if object_kind else
                                                    default_fill_value(native))
-    attributes = array.attrs.asdict()
+    attributes = dict(attributes)
     document: dict[str, Any] = {
         "zarr_format": 3, "node_type": "array",
         "shape": list(metadata.shape),
         "data_type": data_type.json,
         "chunk_grid": {"name": "regular",
                        "configuration": {"chunk_shape": list(metadata.chunks)}},
-        "chunk_key_encoding": {"name": "v2",
+        "chunk_key_encoding": {"name": chunk_key_encoding,
                                "configuration": {"separator": metadata.dimension_separator}},
         "fill_value": encode_fill_value_v3(fill, data_type),
         "codecs": codecs,
         "attributes": attributes,
     }
     names = attributes.get("_ARRAY_DIMENSIONS")
-    if isinstance(names, list) and len(names) == len(metadata.shape):
+    if isinstance(names, list) and len(names) == len(metadata.shape) and all(
+            isinstance(name, str) for name in names):
         document["dimension_names"] = names
-    # Validate now, so a bad array stops the migration before anything is written.
-    from zarrkit.metadata.v3 import ArrayMetadataV3
-
-    ArrayMetadataV3.from_json(document, key=join_path(array.path, ZARR_JSON))
+        if not keep_array_dimensions:
+            del attributes["_ARRAY_DIMENSIONS"]
+    # Validate now (the codec chain too), so a bad array stops before anything is written.
+    v3_metadata = ArrayMetadataV3.from_json(document, key=where)
+    try:
+        validated_codecs(v3_metadata)
+    except ZarrkitError as e:
+        raise MetadataError(f"{where}: {e}") from e
     return document
-

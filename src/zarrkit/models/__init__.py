@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from zarrkit.models import v2, v3
 from zarrkit.models._common import Difference
+from zarrkit.models.convert import to_v2, to_v3
 from zarrkit.models.validation import Violation, validate
 
-__all__ = ["Difference", "Violation", "v2", "v3", "validate"]
+__all__ = ["Difference", "Violation", "to_v2", "to_v3", "v2", "v3", "validate"]

@@ -14,9 +14,10 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic._internal._model_construction import ModelMetaclass
 
 from zarrkit.errors import InvalidKeyError, SpecError, ZarrkitError
 from zarrkit.models import store_io
@@ -95,7 +96,27 @@ def _locate(loc: tuple[Any, ...], data: Any) -> tuple[str, str] | None:
     return node_path, ".".join(fields)
 
 
-class SpecModel(BaseModel):
+if TYPE_CHECKING:
+    # Type checkers must see pydantic's own metaclass: a subclass of it hides the
+    # constructor signature they derive from the fields.
+    _SpecMeta = ModelMetaclass
+else:
+    class _SpecMeta(ModelMetaclass):
+        # Construction errors become SpecError here rather than in an ``__init__``
+        # override: pydantic would call such an override for nested models too, without
+        # the validation context that lets specs built from validated metadata skip
+        # re-checking it.
+        def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+            with _outermost() as outermost:
+                try:
+                    return super().__call__(*args, **kwargs)
+                except ValidationError as e:
+                    if not outermost:
+                        raise
+                    raise _spec_error(cls.__name__, e, kwargs) from None
+
+
+class SpecModel(BaseModel, metaclass=_SpecMeta):
     """Immutable, closed (unknown fields are errors), validated; invalid input raises
     :class:`zarrkit.errors.SpecError` listing every problem with its path."""
 
@@ -105,17 +126,6 @@ class SpecModel(BaseModel):
 
     # Fields always written by to_json, even when left at their defaults.
     _header: ClassVar[tuple[str, ...]] = ()
-
-    def __init__(self, /, **data: Any) -> None:
-        # pydantic calls a model's own __init__ for its nested instances too: only the
-        # outermost call turns the errors into a SpecError (with every path in it).
-        with _outermost() as outermost:
-            try:
-                super().__init__(**data)
-            except ValidationError as e:
-                if not outermost:
-                    raise
-                raise _spec_error(type(self).__name__, e, data) from None
 
     @classmethod
     def model_validate(cls: type[SpecT], obj: Any, *args: Any, **kwargs: Any) -> SpecT:

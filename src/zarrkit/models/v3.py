@@ -127,7 +127,7 @@ class ArraySpec(SpecModel, NodeMethods, Generic[TAttrs]):
 
             metadata = self.to_metadata()
             document = metadata.to_json()
-            document["codecs"] = list(validated_codecs(metadata))
+            document["codecs"] = list(validated_codecs(metadata, _largest_chunk(metadata)))
             if not document.get("storage_transformers"):
                 document.pop("storage_transformers", None)
             if all(name is None for name in document.get("dimension_names") or ()):
@@ -201,6 +201,18 @@ class GroupSpec(SpecModel, GroupMethods, Generic[TAttrs, TMembers]):
     @classmethod
     def _parse_member(cls, document: Any) -> Any:
         return parse_node(document)
+
+def _largest_chunk(metadata: Any) -> tuple[int, ...] | None:
+    """The chunk shape to check the codecs with: the grid's own when regular, else the
+    largest chunk of each dimension (codecs are checked per chunk shape)."""
+    from zarrkit.metadata.chunk_grid import RegularChunkGrid
+
+    grid = metadata.chunk_grid
+    if isinstance(grid, RegularChunkGrid):
+        return None
+    return tuple(max(lengths, default=1)
+                 for lengths in grid.chunk_lengths(metadata.shape))
+
 
 def parse_node(document: Any) -> ArraySpec[Any] | GroupSpec[Any, Any]:
     """An array or group spec from a spec or JSON document, by its ``node_type``.
