@@ -157,10 +157,13 @@ class SpecModel(BaseModel, metaclass=_SpecMeta):
     def _fill_header(cls, data: Any) -> Any:
         # Header fields count as given, so that to_json (which writes what was given)
         # always writes them.
-        if isinstance(data, Mapping) and not all(name in data for name in cls._header):
+        header = cls._header
+        if header and type(data) is dict and not data.keys() >= set(header):
             defaults = {name: cls.model_fields[name].get_default(call_default_factory=True)
-                        for name in cls._header}
+                        for name in header}
             data = {**defaults, **data}
+        elif header and isinstance(data, Mapping) and type(data) is not dict:
+            return cls._fill_header(dict(data))
         return data
 
     @classmethod
