@@ -259,3 +259,23 @@ class SpecValidationError(ZarrkitError, ValueError):
     def __init__(self, message: str, violations: list[Any]) -> None:
         super().__init__(message)
         self.violations = violations
+
+
+class LinkError(NodeNotFoundError):
+    """A link or object reference (the hdmf-zarr convention) cannot be followed: its
+    target does not exist (a dangling link, named in the message), its source store cannot
+    be opened, or links form a cycle.
+
+    >>> issubclass(LinkError, NodeNotFoundError)
+    True
+    """
+
+
+class UnsafePickleError(ZarrkitError, ValueError):
+    """A pickled chunk names a global outside the restricted unpickler's allowlist
+    (numpy's array reconstruction and hdmf-zarr's ZarrReference): zarrkit never runs the
+    code a pickle could name.
+
+    >>> issubclass(UnsafePickleError, ValueError)
+    True
+    """
