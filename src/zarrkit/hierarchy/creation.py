@@ -157,7 +157,8 @@ def array_metadata_v2(
         raise MetadataError(f"dimension_separator must be '.' or '/', found {separator!r}")
     if numpy_dtype.kind == "O":
         is_bytes = want_bytes or any(f.codec_id == "vlen-bytes" for f in filter_codecs)
-        fill = fill_value if fill_value not in (None, 0) else (b"" if is_bytes else "")
+        fill = (normalize_fill_value(fill_value, numpy_dtype) if fill_value not in (None, 0)
+                else (b"" if is_bytes else ""))
     elif fill_value is None:
         fill = None
     elif numpy_dtype.kind in "SUV" and isinstance(fill_value, int) and fill_value == 0:

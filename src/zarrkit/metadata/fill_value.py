@@ -93,23 +93,39 @@ def _to_float(number: float, dtype: np.dtype[Any], value: Any, *, exact_range: b
     if math.isinf(number) and decoded != number:
         raise _not_representable(value, dtype, "the type has no infinity")
     if math.isfinite(number) and (math.isnan(decoded) or exact_range and (
-            math.isinf(decoded) or abs(number) > _overflow_threshold(dtype))):
+            math.isinf(decoded) or _overflows(abs(number), dtype))):
         raise _not_representable(value, dtype, "it overflows")
     return result
 
 
-def _overflow_threshold(dtype: np.dtype[Any]) -> float:
-    """The magnitude above which a number overflows ``dtype``: halfway from its largest
-    finite value to the next step, where round-to-nearest stops rounding down."""
+def _overflows(magnitude: float, dtype: np.dtype[Any]) -> bool:
+    """Whether round-to-nearest-even takes ``magnitude`` past the largest finite value of
+    ``dtype``: beyond halfway to the next step, or exactly halfway when the largest value
+    is odd (its last mantissa bit set), since the tie then rounds up.
+
+    >>> import ml_dtypes
+    >>> _overflows(7.0, np.dtype(ml_dtypes.float4_e2m1fn)), _overflows(6.5, np.dtype(
+    ...     ml_dtypes.float4_e2m1fn))
+    (True, False)
+    """
+    threshold, tie_overflows = _overflow_threshold(dtype)
+    return magnitude > threshold or (tie_overflows and magnitude == threshold)
+
+
+def _overflow_threshold(dtype: np.dtype[Any]) -> tuple[float, bool]:
+    """Halfway from the largest finite value of ``dtype`` to the next step, and whether
+    that tie rounds up (the largest value's bit pattern is odd)."""
     threshold = _THRESHOLDS.get(dtype)
     if threshold is None:
         top = ml_dtypes.finfo(dtype).max
-        below = float(_from_bits(_bits_of(top, dtype) - 1, dtype))
-        threshold = _THRESHOLDS[dtype] = float(top) + (float(top) - below) / 2
+        top_bits = _bits_of(top, dtype)
+        below = float(_from_bits(top_bits - 1, dtype))
+        threshold = _THRESHOLDS[dtype] = (float(top) + (float(top) - below) / 2,
+                                          bool(top_bits & 1))
     return threshold
 
 
-_THRESHOLDS: dict[np.dtype[Any], float] = {}
+_THRESHOLDS: dict[np.dtype[Any], tuple[float, bool]] = {}
 
 
 def _decode_float(value: Any, dtype: np.dtype[Any], *, v3: bool = False) -> Any:
@@ -418,7 +434,12 @@ def normalize_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
         return None
     kind = _ml_dtypes_kind(dtype) or dtype.kind
     if kind == "O":
-        return value
+        if isinstance(value, (str, bytes, bool, int, float, np.generic)):
+            return value
+        # A list or dict would be spread over the elements by numpy, and no reader
+        # (zarrkit's included) takes one as the fill value of an object array.
+        raise MetadataError(f"invalid fill value {value!r} for an array of objects: it "
+                            "must be one string, bytes, number or boolean")
     if kind == "b":
         if isinstance(value, (bool, np.bool_)) or (
             isinstance(value, (int, np.integer)) and int(value) in (0, 1)
