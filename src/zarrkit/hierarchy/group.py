@@ -1,10 +1,16 @@
 """The Group: a node holding arrays and other groups.
 
+A group may also hold links (the hdmf-zarr ``zarr_link`` attribute, see
+:mod:`zarrkit.hierarchy.links`): lookups follow them when no real member has the name,
+while ``keys()``, ``members()`` and iteration list real members only, as any Zarr
+implementation sees them; ``links()`` lists the links.
+
 >>> import zarrkit as zk
 >>> root = zk.group({})
 >>> _ = root.create_array("a/x", shape=(3,), dtype="i4")
->>> sorted(root), "a/x" in root
-(['a'], True)
+>>> _ = root.create_link("alias", "/a")
+>>> sorted(root), "a/x" in root, root["alias/x"].name
+(['a'], True, '/a/x')
 """
 
 from __future__ import annotations
@@ -13,11 +19,28 @@ from collections.abc import Iterator
 from typing import Any
 
 from zarrkit.concurrency import chunk_lock
-from zarrkit.errors import ContainsNodeError, NodeNotFoundError, ReadOnlyError
+from zarrkit.errors import (
+    ContainsNodeError,
+    LinkError,
+    MetadataError,
+    NodeNotFoundError,
+    ReadOnlyError,
+)
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.attributes import Attributes, Edit
 from zarrkit.hierarchy.consolidated import record_changes
 from zarrkit.hierarchy.creation import array_metadata
+from zarrkit.hierarchy.links import (
+    LINK_ATTRIBUTE,
+    Link,
+    object_id_of,
+    parse_links,
+    relative_source,
+    resolve_path,
+    root_object_id,
+    source_root,
+    store_location,
+)
 from zarrkit.hierarchy.nodes import (
     ZARR_JSON,
     Consolidated,
@@ -35,7 +58,7 @@ from zarrkit.hierarchy.nodes import (
 )
 from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP
-from zarrkit.paths import join_path, key_prefix, normalize_path
+from zarrkit.paths import check_node_name, join_path, key_prefix, normalize_path
 from zarrkit.storage.base import Store
 
 # The documents node_from_values takes for a member, in find_node's order of precedence,
@@ -167,27 +190,62 @@ class Group:
             raise NodeNotFoundError("a member name must not be empty")
         return join_path(self._path, relative)
 
-    def _open_node(self, path: str) -> Array | Group:
+    def _find_real(self, path: str) -> Array | Group | None:
+        """The real node (not a link) at store path ``path``, read as this group reads
+        (consolidated metadata, read-only-ness), or None."""
         found = find_node(self._store, path, self._consolidated)
         if found is None:
-            raise NodeNotFoundError(f"no array or group at path {path!r}")
+            return None
         return node_from_found(self._store, found, read_only=self._read_only,
                                consolidated=self._consolidated)
 
+    def _through_links(self, path: str) -> Array | Group:
+        """The node at ``path`` (a descendant's store path, where no real node is) reached
+        through links; NodeNotFoundError or LinkError."""
+        relative = path[len(key_prefix(self._path)):]
+        return resolve_path(self, relative.split("/"), known_missing=True)
+
     def __getitem__(self, name: str) -> Array | Group:
-        return self._open_node(self._child_path(name))
+        """The node at ``name`` (a path relative to this group), following links (of this
+        group and of those on the way) where no real member has the name.
+
+        A dangling link, or links forming a cycle, raise LinkError (a NodeNotFoundError,
+        so a KeyError) naming the link and its target.
+        """
+        path = self._child_path(name)
+        found = find_node(self._store, path, self._consolidated)
+        if found is None:
+            return self._through_links(path)
+        return node_from_found(self._store, found, read_only=self._read_only,
+                               consolidated=self._consolidated)
 
     def get(self, name: str, default: Any = None) -> Any:
-        """The member at ``name``, or ``default``."""
+        """The member at ``name`` (following links, as ``group[name]``), or ``default``,
+        also for a dangling or cyclic link (as h5py's ``get``).
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}); _ = g.create_link("dangling", "/nowhere")
+        >>> g.get("dangling", "default")
+        'default'
+        """
         try:
             return self[name]
         except NodeNotFoundError:
             return default
 
     def __contains__(self, name: object) -> bool:
+        """Whether ``group[name]`` finds a node (following links: a dangling link is not
+        contained, as in h5py)."""
         if not isinstance(name, str):
             return False
-        return node_kind(self._store, self._child_path(name), self._consolidated) is not None
+        path = self._child_path(name)
+        if node_kind(self._store, path, self._consolidated) is not None:
+            return True
+        try:
+            self._through_links(path)
+        except NodeNotFoundError:
+            return False
+        return True
 
     def _child_names(self) -> list[str]:
         if self._consolidated is not None:
@@ -303,24 +361,124 @@ class Group:
         """Names of the direct member arrays."""
         return [name for name, _ in self.arrays()]
 
+    def links(self) -> dict[str, Link]:
+        """This group's links (its ``zarr_link`` attribute), by name in stored order.
+        Links are not members: ``keys()``, ``members()`` and iteration leave them out.
+        MetadataError if the attribute is malformed.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}); _ = g.create_group("data")
+        >>> _ = g.create_link("alias", "/data")
+        >>> g.links()
+        {'alias': Link(name='alias', source='.', path='/data', object_id=None, \
+source_object_id=None)}
+        """
+        return parse_links(self._attrs.get(LINK_ATTRIBUTE),
+                           where=f"{LINK_ATTRIBUTE} of group {self.name!r}")
+
+    def create_link(self, name: str, target: Array | Group | str, source: str = ".") -> Link:
+        """Add a link ``name`` to ``target`` (hdmf-zarr's ``zarr_link`` convention) and
+        return it.
+
+        ``target`` is an Array or Group, of this store or of another on disk (the link's
+        ``source`` is then that store's location relative to this store's, e.g.
+        ``"../other.zarr"``), or the target's absolute path in the store that ``source``
+        names (``"."``: this one; else a path relative to this store's location). The
+        link may dangle: the target need not exist. When it does, the link records its
+        ``object_id`` attribute and the ``object_id`` of its store's root, as hdmf-zarr
+        documents.
+
+        The entry is appended to the attributes as stored now, under the attribute lock:
+        concurrent links and attribute changes are all kept. ContainsNodeError if a
+        member or a link of that name exists; LinkError for a target in another store when
+        either store is not on disk.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}, attributes={"object_id": "file-1"})
+        >>> dev = g.create_group("devices/dev", attributes={"object_id": "dev-1"})
+        >>> g.create_group("eg").create_link("device", dev).to_json()
+        {'name': 'device', 'source': '.', 'path': '/devices/dev', 'object_id': 'dev-1', \
+'source_object_id': 'file-1'}
+        >>> g["eg/device"].attrs["object_id"]
+        'dev-1'
+        """
+        self._check_writable()
+        check_node_name(name, self._zarr_format)
+        kind = node_kind(self._store, join_path(self._path, name))
+        if kind is not None:
+            raise ContainsNodeError(f"{kind} {join_path(self._path, name)!r} already exists")
+        node: Array | Group | None = None
+        source_id: str | None = None
+        if isinstance(target, (Array, Group)):
+            if source != ".":
+                raise ValueError("source is computed from the target node; give it only "
+                                 "with a target path")
+            source = relative_source(self._store, target.store)
+            node, path = target, target.name
+            source_id = root_object_id(target.store)
+        elif isinstance(target, str):
+            if Link(name, source, "/").external and store_location(self._store) is None:
+                raise LinkError(f"cannot link to source {source!r}: {self._store!r} has no "
+                                f"location on disk, so it holds no links to other stores")
+            path = "/" + normalize_path(target)
+            try:
+                root = source_root(self, source)
+            except LinkError:
+                pass  # an external store not there (yet): the link may dangle
+            else:
+                source_id = object_id_of(root)
+                try:
+                    node = resolve_path(root, path[1:].split("/") if path != "/" else [])
+                except NodeNotFoundError:
+                    pass  # a dangling link, as h5py allows
+        else:
+            raise TypeError(f"a link target is an Array, a Group or a path, "
+                            f"not {type(target).__name__}")
+        link = Link(name, source, path, object_id=None if node is None else object_id_of(node),
+                    source_object_id=source_id)
+        entry = link.to_json()
+        where = f"{LINK_ATTRIBUTE} of group {self.name!r}"
+
+        def edit(current: dict[str, Any]) -> dict[str, Any]:
+            existing = current.get(LINK_ATTRIBUTE)
+            if name in parse_links(existing, where=where):
+                raise ContainsNodeError(f"group {self.name!r} already has a link {name!r}")
+            return {**current, LINK_ATTRIBUTE: [*(existing or []), entry]}
+
+        self._attrs._change(edit)
+        return link
+
     def tree(self) -> str:
-        """The hierarchy below this group as indented text.
+        """The hierarchy below this group as indented text; links show as ``name ->
+        /target/path`` (``name -> source:/path`` for another store) and are not expanded.
 
         >>> import zarrkit as zk
         >>> g = zk.group({}); _ = g.create_array("a/x", shape=(2,), dtype="u1")
+        >>> _ = g.create_link("b", "/a/x")
         >>> print(g.tree())
         /
-        └── a
-            └── x (2,) uint8
+        ├── a
+        │   └── x (2,) uint8
+        └── b -> /a/x
         """
         lines = [self.name if self._path else "/"]
 
         def walk(group: Group, indent: str) -> None:
-            members = list(group.members())
-            for i, (name, node) in enumerate(members):
-                last = i == len(members) - 1
+            entries: list[tuple[str, Array | Group | Link]] = list(group.members())
+            try:
+                links = group.links()
+            except MetadataError:
+                links = {}
+            if links:
+                real = {name for name, _ in entries}
+                entries += [(n, link) for n, link in links.items() if n not in real]
+                entries.sort(key=lambda entry: entry[0])
+            for i, (name, node) in enumerate(entries):
+                last = i == len(entries) - 1
                 branch = "└── " if last else "├── "
-                if isinstance(node, Array):
+                if isinstance(node, Link):
+                    lines.append(f"{indent}{branch}{node}")
+                elif isinstance(node, Array):
                     lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
                 else:
                     lines.append(f"{indent}{branch}{name}")
@@ -337,11 +495,42 @@ class Group:
         self._consolidated = None
 
     def __delitem__(self, name: str) -> None:
+        """Delete the member at ``name`` and everything below it; where there is none, a
+        link of this group named ``name`` (only the link: its target stays)."""
         self._check_writable()
         path = self._child_path(name)
         if node_kind(self._store, path) is None:
+            relative = normalize_path(name)
+            if "/" not in relative:
+                try:
+                    self.delete_link(relative)  # checks the attributes as stored now
+                    return
+                except (NodeNotFoundError, MetadataError):
+                    pass
             raise NodeNotFoundError(f"no array or group at path {path!r}")
         delete_node(self._store, path)
+
+    def delete_link(self, name: str) -> None:
+        """Remove this group's link ``name`` (its target stays); NodeNotFoundError if there
+        is none. The attribute goes when its last link does.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}); _ = g.create_link("l", "/x")
+        >>> g.delete_link("l"); g.links(), dict(g.attrs)
+        ({}, {})
+        """
+        self._check_writable()
+        where = f"{LINK_ATTRIBUTE} of group {self.name!r}"
+
+        def edit(current: dict[str, Any]) -> dict[str, Any]:
+            existing = current.get(LINK_ATTRIBUTE)
+            if name not in parse_links(existing, where=where):
+                raise NodeNotFoundError(f"group {self.name!r} has no link {name!r}")
+            kept = [entry for entry in existing or [] if entry.get("name") != name]
+            rest = {k: v for k, v in current.items() if k != LINK_ATTRIBUTE}
+            return {**rest, LINK_ATTRIBUTE: kept} if kept else rest
+
+        self._attrs._change(edit)
 
     def create_group(
         self, name: str, *, overwrite: bool = False, attributes: dict[str, Any] | None = None

@@ -158,12 +158,14 @@ class SpecModel(BaseModel, metaclass=_SpecMeta):
         # Header fields count as given, so that to_json (which writes what was given)
         # always writes them.
         header = cls._header
-        if header and type(data) is dict and not data.keys() >= set(header):
+        if not header or not isinstance(data, Mapping):
+            return data
+        if type(data) is not dict:
+            data = dict(data)
+        if not data.keys() >= set(header):
             defaults = {name: cls.model_fields[name].get_default(call_default_factory=True)
                         for name in header}
             data = {**defaults, **data}
-        elif header and isinstance(data, Mapping) and type(data) is not dict:
-            return cls._fill_header(dict(data))
         return data
 
     @classmethod
