@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,14 +26,25 @@ NOISE_SIGMA = 4.0
 """Standard deviation of the Gaussian noise added to the smooth field."""
 
 LIBS = ("zarrkit", "zarr", "zarr-fused", "tensorstore")
-"""Libraries in report order: zarrkit, then the peers."""
+"""Libraries of the array cases, in report order: zarrkit, then the peers."""
+
+CASE_LIBS = {"S13": ("zarrkit", "pydantic-zarr")}
+"""Cases measured against other libraries than :data:`LIBS`: S13 compares zarrkit's object
+model (``zarrkit.models``) with pydantic-zarr's, which runs on zarr-python."""
 
 LIB_LABELS = {
     "zarrkit": "zarrkit",
     "zarr": "zarr-python",
     "zarr-fused": "zarr-python Fused",
     "tensorstore": "tensorstore",
+    "pydantic-zarr": "pydantic-zarr",
 }
+
+
+def case_libs(case: str, available: Iterable[str]) -> list[str]:
+    """The libraries of ``available`` that case ``case`` (S1, S13, ...) is measured with."""
+    wanted = CASE_LIBS.get(case, LIBS)
+    return [lib for lib in available if lib in wanted]
 
 
 @dataclass(frozen=True)
@@ -227,6 +239,21 @@ def checksum(array: np.ndarray[Any, Any]) -> int:
 
     data = np.ascontiguousarray(array)
     return int(crc32c.crc32c(data.reshape(-1).view(np.uint8).data))
+
+
+def hierarchy_digest(attributes: dict[str, Any],
+                     members: Iterable[tuple[str, dict[str, Any], Sequence[int], str]]) -> int:
+    """crc32c of a hierarchy's group attributes and its members' (name, attributes, shape,
+    dtype), in name order: whatever library read or wrote it, the same hierarchy gives the
+    same number (dtype as numpy's ``str``, tuples as JSON lists)."""
+    import json
+
+    import crc32c
+
+    rows = sorted([name, attrs, [int(n) for n in shape], np.dtype(dtype).str]
+                  for name, attrs, shape, dtype in members)
+    document = json.dumps([attributes, rows], sort_keys=True, separators=(",", ":"))
+    return int(crc32c.crc32c(document.encode()))
 
 
 def boxes(shape: tuple[int, ...], side: int, count: int, seed_salt: int

@@ -14,7 +14,7 @@ import numpy as np
 from common import THREADS, ArraySpec
 
 HIERARCHY_ATTRS = {"units": "m", "scale": [1.0, 0.5], "long_name": "a member array"}
-"""Attributes of every S9 array, besides its own ``index``."""
+"""Attributes of every S9 (and S13) array, besides its own ``index``."""
 
 
 def member_name(index: int) -> str:
@@ -69,6 +69,16 @@ class Adapter:
         ``index`` attributes) so the parent can check nothing was missed."""
         raise NotImplementedError
 
+    def model_from_store(self, path: str, zarr_format: int) -> Any:
+        """S13: the object model (a ``GroupSpec``) of the consolidated hierarchy at
+        ``path``, read through its consolidated metadata."""
+        raise NotImplementedError
+
+    def model_to_store(self, spec: Any, path: str) -> None:
+        """S13: write the metadata of every node of ``spec`` (no chunks) at the new
+        ``path``."""
+        raise NotImplementedError
+
 
 class ZarrkitAdapter(Adapter):
     """zarrkit; its thread count comes from ``ZARRKIT_THREADS``, which the parent sets."""
@@ -77,8 +87,10 @@ class ZarrkitAdapter(Adapter):
 
     def __init__(self) -> None:
         import zarrkit
+        import zarrkit.models
 
         self.zk: Any = zarrkit
+        self.models: dict[int, Any] = {2: zarrkit.models.v2, 3: zarrkit.models.v3}
 
     def _compressors(self, spec: ArraySpec) -> Any:
         import numcodecs
@@ -136,6 +148,14 @@ class ZarrkitAdapter(Adapter):
             seen += 1
             total += int(attrs["index"])
         return seen, total
+
+
+    def model_from_store(self, path: str, zarr_format: int) -> Any:
+        # Consolidated metadata is used when present: one read, no listing.
+        return self.models[zarr_format].GroupSpec.from_store(path)
+
+    def model_to_store(self, spec: Any, path: str) -> None:
+        spec.to_store(path)
 
 
 class ZarrAdapter(Adapter):
@@ -219,6 +239,30 @@ class ZarrAdapter(Adapter):
             seen += 1
             total += int(attrs["index"])
         return seen, total
+
+
+class PydanticZarrAdapter(ZarrAdapter):
+    """pydantic-zarr's object model (``GroupSpec.from_zarr`` / ``to_zarr``), which reads and
+    writes through zarr-python, configured as :class:`ZarrAdapter` is."""
+
+    name = "pydantic-zarr"
+
+    def __init__(self) -> None:
+        super().__init__()
+        import pydantic_zarr.v2
+        import pydantic_zarr.v3
+
+        self.models: dict[int, Any] = {2: pydantic_zarr.v2, 3: pydantic_zarr.v3}
+
+    def model_from_store(self, path: str, zarr_format: int) -> Any:
+        # pydantic-zarr models an open zarr.Group; opened with use_consolidated=True its
+        # members come from the consolidated metadata, with no listing.
+        group = self.zarr.open_group(store=path, mode="r", zarr_format=zarr_format,
+                                     use_consolidated=True)
+        return self.models[zarr_format].GroupSpec.from_zarr(group)
+
+    def model_to_store(self, spec: Any, path: str) -> None:
+        spec.to_zarr(self.zarr.storage.LocalStore(path), path="")
 
 
 class TensorstoreAdapter(Adapter):
@@ -348,7 +392,7 @@ class TensorstoreAdapter(Adapter):
 
 
 def make_adapter(lib: str) -> Adapter:
-    """The adapter for a library name of :data:`common.LIBS`."""
+    """The adapter for a library name of :data:`common.LIB_LABELS`."""
     if lib == "zarrkit":
         return ZarrkitAdapter()
     if lib == "zarr":
@@ -357,4 +401,6 @@ def make_adapter(lib: str) -> Adapter:
         return ZarrAdapter(fused=True)
     if lib == "tensorstore":
         return TensorstoreAdapter()
+    if lib == "pydantic-zarr":
+        return PydanticZarrAdapter()
     raise ValueError(f"unknown library {lib!r}")

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from common import LIB_LABELS
+from common import LIB_LABELS, case_libs
 
-PEERS = ("zarr", "zarr-fused", "tensorstore")
+PEERS = ("zarr", "zarr-fused", "tensorstore", "pydantic-zarr")
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,14 @@ METRICS: tuple[Metric, ...] = (
        "≤ 50 µs, ≥ 10x zarr-python"),
     _m("S10", "S10", "vindex", "`a.vindex[5 points]`", "µs/call", False,
        "≤ 50 µs, ≥ 10x zarr-python"),
+    _m("S13", "S13v2", "from_store", "v2: `GroupSpec.from_store`, consolidated, {n} arrays",
+       "s", False, "≥ 5x pydantic-zarr"),
+    _m("S13", "S13v2", "to_store", "v2: `spec.to_store` (new path)", "s", False,
+       "≥ 5x pydantic-zarr"),
+    _m("S13", "S13v3", "from_store", "v3: `GroupSpec.from_store`, consolidated, {n} arrays",
+       "s", False, "≥ 5x pydantic-zarr"),
+    _m("S13", "S13v3", "to_store", "v3: `spec.to_store` (new path)", "s", False,
+       "≥ 5x pydantic-zarr"),
 )
 
 
@@ -237,6 +245,8 @@ def check_target(metric: Metric, ctx: Context) -> tuple[str, str]:
     elif metric.case == "S10":
         checks.append((zk <= 50.0, f"{zk:.0f} µs"))
         vs_lib("zarr", 10.0)
+    elif metric.case == "S13":
+        vs_lib("pydantic-zarr", 5.0)
     if not checks:
         return "n/a", "no peer result"
     met = all(ok for ok, _ in checks)
@@ -277,7 +287,9 @@ def results_table(ctx: Context, libs: Sequence[str], fused_note: str) -> list[st
         show_rss = metric.key != "rss"
         cells = [metric.case, label(metric, ctx), metric.unit]
         for lib in columns:
-            if lib not in libs:
+            if lib not in case_libs(metric.case, LIB_LABELS):
+                cells.append("—")  # not measured in this case
+            elif lib not in libs:
                 cells.append(fused_note)
             elif metric.key == "open consolidated" and lib == "tensorstore":
                 cells.append("— (no consolidated metadata; see open)")

@@ -1,14 +1,16 @@
-"""Run zarrkit's benchmark suite (cases S1–S10 of BENCHMARKS.md) against its peers.
+"""Run zarrkit's benchmark suite (cases S1–S10 and S13 of BENCHMARKS.md) against its peers.
 
     .venv/bin/python bench/run.py --out docs/benchmarks.md   # full mode (what `make bench` runs)
     .venv/bin/python bench/run.py --quick               # sizes / 16, prints the ratio table
     .venv/bin/python bench/run.py --cases S1,S5 --repeat 3 --out /tmp/b.md
+    .venv/bin/python bench/run.py --cases S13             # one case, full size, printed
 
 Protocol: each (case, library) measurement runs in a fresh child process (``worker.py``),
 libraries interleaved and their order rotated between repeats; the report gives the median
 and min–max over the repeats. Read cases read identical bytes, written once by tensorstore
 and checked with every library before any timing; every timed read is checksummed against
-the source data too, and zarrkit's writes are read back with tensorstore.
+the source data too, and zarrkit's writes are read back with tensorstore. S13 compares
+zarrkit's object model with pydantic-zarr's (``CASE_LIBS``) instead of the Zarr peers.
 """
 
 from __future__ import annotations
@@ -35,11 +37,13 @@ from typing import Any
 from common import (
     DATASET_SOURCES,
     LIB_LABELS,
+    LIBS,
     S10_CHUNKS,
     S10_SHAPE,
     THREADS,
     ArraySpec,
     Sizes,
+    case_libs,
     child_env,
     dataset_specs,
     write_specs,
@@ -57,7 +61,8 @@ from report import (
 BENCH_DIR = Path(__file__).resolve().parent
 WORKER = BENCH_DIR / "worker.py"
 
-TASKS = ("S1", "S2", "S3w", "S3r", "S4", "S5", "S6", "S7", "S8", "S9v2", "S9v3", "S10")
+TASKS = ("S1", "S2", "S3w", "S3r", "S4", "S5", "S6", "S7", "S8", "S9v2", "S9v3", "S10",
+         "S13v2", "S13v3")
 """Child tasks in run order; a task belongs to the case its name starts with."""
 
 TASK_SOURCES = {"S1": "big", "S2": "big", "S3w": "big", "S3r": "big", "S4": "big",
@@ -75,7 +80,7 @@ def log(message: str) -> None:
 
 
 def case_of(task: str) -> str:
-    """The case (S1..S10) a task belongs to."""
+    """The case (S1..S13) a task belongs to."""
     match = re.match(r"S\d+", task)
     assert match is not None
     return match.group()
@@ -158,6 +163,7 @@ class Suite:
         self.libs: list[str] = []
         self.bad_datasets: dict[str, set[str]] = {}
         self.expected: dict[str, dict[str, int]] = {}
+        self.written_files: dict[str, dict[str, list[str]]] = {}
 
     # --- set-up --------------------------------------------------------------------------
     def base_task(self, **fields: Any) -> dict[str, Any]:
@@ -165,7 +171,8 @@ class Suite:
         return {"root": str(self.root), "scale": self.sizes.scale, **fields}
 
     def detect(self) -> None:
-        """Library versions, and whether zarr-python has the fused pipeline."""
+        """Library versions, and whether zarr-python has the fused pipeline (and
+        pydantic-zarr, S13's peer)."""
         child = run_child({"task": "info"}, 120)
         if not child.ok:
             raise SystemExit(f"cannot import the libraries: {child.error}")
@@ -174,6 +181,16 @@ class Suite:
         if self.info["fused"]:
             self.libs.append("zarr-fused")
         self.libs.append("tensorstore")
+        if any(case_of(t) == "S13" for t in self.tasks):
+            if "pydantic-zarr" in self.info["versions"]:
+                self.libs.append("pydantic-zarr")
+            else:
+                self.notes.append("S13: pydantic-zarr is not installed (`pip install -e "
+                                  "'.[bench]'`); zarrkit is timed alone.")
+
+    def task_libs(self, task: str) -> list[str]:
+        """The libraries a task is measured with, in report order."""
+        return case_libs(case_of(task), self.libs)
 
     def generate(self) -> None:
         """The raw source data the tasks need, one plane at a time (in a child, so this
@@ -200,7 +217,7 @@ class Suite:
             f"{time.perf_counter() - t0:.1f} s")
         paths = {d: str(self.root / "datasets" / d) for d in datasets}
         arrays = [(paths[d], specs[d].to_json()) for d in datasets]
-        for lib in self.libs:
+        for lib in (lib for lib in self.libs if lib in LIBS):
             t0 = time.perf_counter()
             child = run_child({"task": "verify", "lib": lib, "arrays": arrays}, self.timeout)
             for dataset in datasets:
@@ -221,7 +238,7 @@ class Suite:
                 self.verification.append(f"| {dataset} | {_describe(specs[dataset])} | "
                                          f"{LIB_LABELS[lib]} | {status} |")
             log(f"  verify with {lib}: {time.perf_counter() - t0:.1f} s")
-        if any(t.startswith("S9") for t in self.tasks):
+        if any(case_of(t) in ("S9", "S13") for t in self.tasks):
             t0 = time.perf_counter()
             child = run_child(self.base_task(task="prepare", lib="zarr",
                                              datasets=["hierarchies"]), self.timeout)
@@ -271,8 +288,51 @@ class Suite:
             samples = self.samples(task, "rss", lib)
             samples.values.append((child.maxrss_kib - result["rss_baseline_kib"]) / 1024)
 
+    def verify_model_write(self, task: str, lib: str, out: Path) -> None:
+        """S13: zarr-python opens what ``to_store`` wrote, which must hold the hierarchy
+        read (names, attributes, shapes, dtypes) and the same member documents as the
+        prepared one."""
+        zarr_format = int(task[-1])
+        prepared = self.root / "hierarchies" / f"v{zarr_format}"
+        child = run_child({"task": "verify_model", "path": str(out), "prepared": str(prepared),
+                           "zarr_format": zarr_format, "count": self.sizes.n_arrays},
+                          self.timeout)
+        result = child.result
+        problem = child.error
+        if child.ok and result["digest"] != result["expected"]:
+            problem = "different names, attributes, shapes or dtypes"
+        elif child.ok and result["n_differ"]:
+            problem = (f"{result['n_differ']} member documents differ from the prepared "
+                       f"hierarchy's, e.g. {', '.join(result['differ'])}")
+        if problem:
+            self.samples(task, "to_store", lib).wrong = f"zarr-python reads back: {problem}"
+            self.notes.append(f"{task}: {LIB_LABELS[lib]}'s to_store output, read back with "
+                              f"zarr-python: {problem}.")
+        else:
+            self.written_files.setdefault(task, {})[lib] = result["files"]
+        log(f"  {task} {lib} output read back: {'FAILED' if problem else 'ok'} "
+            f"({len(result.get('files', []))} files)")
+
+    def compare_written_files(self) -> None:
+        """S13: note the files one library's to_store wrote and the other's did not."""
+        for task, by_lib in self.written_files.items():
+            if len(by_lib) < 2:
+                continue
+            (lib_a, files_a), (lib_b, files_b) = list(by_lib.items())[:2]
+            only_a = sorted(set(files_a) - set(files_b))
+            only_b = sorted(set(files_b) - set(files_a))
+            if only_a or only_b:
+                self.notes.append(
+                    f"{task} to_store files: {len(files_a)} by {LIB_LABELS[lib_a]}, "
+                    f"{len(files_b)} by {LIB_LABELS[lib_b]}; only {LIB_LABELS[lib_a]}: "
+                    f"{', '.join(only_a) or 'none'}; only {LIB_LABELS[lib_b]}: "
+                    f"{', '.join(only_b) or 'none'}.")
+
     def verify_write(self, task: str, lib: str, out: Path) -> None:
         """Read a write case's output back with tensorstore (or zarr-python for S9)."""
+        if task.startswith("S13"):
+            self.verify_model_write(task, lib, out)
+            return
         if task.startswith("S9"):
             check = {"task": "verify_hierarchy", "lib": "zarr", "path": str(out),
                      "zarr_format": int(task[-1]), "count": self.sizes.n_arrays}
@@ -304,9 +364,10 @@ class Suite:
             expected = self.expected.get(task, {})
             dataset = TASK_DATASETS.get(task)
             failed: set[str] = set()
+            libs = self.task_libs(task)
             for repeat in range(self.args.repeat):
-                shift = repeat % len(self.libs)
-                for lib in self.libs[shift:] + self.libs[:shift]:
+                shift = repeat % len(libs)
+                for lib in libs[shift:] + libs[:shift]:
                     if lib in failed:
                         continue
                     if dataset and lib in self.bad_datasets.get(dataset, set()):
@@ -331,10 +392,12 @@ class Suite:
                     if not child.ok:
                         failed.add(lib)
                         self.notes.append(f"{task}: {LIB_LABELS[lib]} failed: {child.error}")
-                    elif lib == "zarrkit" and repeat == 0 and (
-                            task in WRITE_TASKS or task.startswith("S9")):
+                    elif repeat == 0 and (task.startswith("S13") or lib == "zarrkit" and (
+                            task in WRITE_TASKS or task.startswith("S9"))):
+                        # S13 checks both libraries' output: they must do the same work.
                         self.verify_write(task, lib, out)
                     shutil.rmtree(out, ignore_errors=True)
+        self.compare_written_files()
 
     def profile(self, directory: Path) -> None:
         """cProfile of one zarrkit child per task, twice: with the measured thread count
@@ -464,7 +527,8 @@ def render(suite: Suite, command: str, elapsed: float) -> tuple[str, str]:
         f"The read datasets were written once by {LIB_LABELS[REFERENCE_WRITER]} and read back "
         "whole by every library (crc32c against the source) before any timing; every timed "
         "read is checksummed against the source too, and zarrkit's writes (first repeat) are "
-        "read back by tensorstore (S9: zarr-python).",
+        "read back by tensorstore (S9: zarr-python; S13: both libraries' to_store output, "
+        "by zarr-python).",
         "",
         "| dataset | layout | library | read back |",
         "|---|---|---|---|",
@@ -492,7 +556,7 @@ def _standard_notes(suite: Suite) -> list[str]:
         f"Sizes: S1–S4 and S7 {'x'.join(map(str, sizes.big))} uint16; S5 "
         f"{'x'.join(map(str, sizes.s5))}; S6 {'x'.join(map(str, sizes.s6))}; S8 "
         f"{'x'.join(map(str, sizes.s8))} with shards {specs['S8'].shards}; "
-        f"{sizes.n_reads} random reads in S6/S7; {sizes.n_arrays} arrays in S9.",
+        f"{sizes.n_reads} random reads in S6/S7; {sizes.n_arrays} arrays in S9 and S13.",
         "S4 'one chunk': all three time a plain read of one whole chunk (16 distinct "
         "chunks, one call each, time per chunk). 'memory-mapped' is zarrkit's "
         "`open_array(..., mmap=True)`: each read returns a read-only view of the mapped "
@@ -515,6 +579,16 @@ def _standard_notes(suite: Suite) -> list[str]:
         "store; each call is repeated for a fixed time budget per process. `a[::7]` copies "
         "2.8 MB, so its 50 µs floor is out of reach for anything (see numpy's time in the "
         "limits).",
+        "S13: the object model of S9's prepared consolidated hierarchy, against pydantic-zarr "
+        "(on zarr-python, configured as in S9). 'from_store': zarrkit "
+        "`zarrkit.models.v{2,3}.GroupSpec.from_store(path)` (reads the consolidated "
+        "metadata, no listing); pydantic-zarr `pydantic_zarr.v{2,3}.GroupSpec.from_zarr("
+        "zarr.open_group(path, mode='r', use_consolidated=True))`. 'to_store': the spec just "
+        "read written to a new path, `spec.to_store(path)` / `spec.to_zarr(LocalStore(path), "
+        "path='')` (metadata only, no chunks, no consolidation). Each spec read is checked "
+        "against the hierarchy created (names, attributes, shapes, dtypes); each library's "
+        "output (first repeat) is opened by zarr-python and its member documents must equal "
+        "the prepared hierarchy's (parsed JSON).",
     ]
 
 

@@ -3,9 +3,10 @@
 ``python bench/worker.py '<task json>'`` prints one line ``RESULT <json>`` on stdout. Tasks:
 
 - ``info``: library versions and whether zarr-python has ``FusedCodecPipeline``;
-- ``prepare``: write a read dataset (or the S9 hierarchies) with a reference library;
+- ``prepare``: write a read dataset (or the S9/S13 hierarchies) with a reference library;
 - ``verify``: read a whole array and return its crc32c;
-- ``measure``: time one case (``S1``...``S10``) for one library;
+- ``verify_model``: check what an S13 ``to_store`` wrote (zarr-python opens it);
+- ``measure``: time one case (``S1``...``S10``, ``S13``) for one library;
 - ``limits``: the physical limits (memcpy, file reads, the codec on 2 threads).
 
 A measurement times only the operation itself (opening the array is included, importing the
@@ -40,6 +41,7 @@ from common import (
     checksum,
     dataset_specs,
     generate_source,
+    hierarchy_digest,
     inner_chunk_corners,
     load_source,
     s10_data,
@@ -285,10 +287,43 @@ def case_s10(task: dict[str, Any], adapter: Any, rec: Recorder) -> None:
                 function(array, selection)
 
 
+def model_digest(spec: Any) -> int:
+    """:func:`common.hierarchy_digest` of a ``GroupSpec`` of zarrkit or pydantic-zarr (both
+    have ``attributes``, ``members`` and per array ``shape`` and ``dtype`` (v2) or
+    ``data_type`` (v3))."""
+    members = []
+    for name, member in spec.members.items():
+        dtype = member.dtype if hasattr(member, "dtype") else member.data_type
+        members.append((name, dict(member.attributes), member.shape, dtype))
+    return hierarchy_digest(dict(spec.attributes), members)
+
+
+def _case_s13(task: dict[str, Any], adapter: Any, rec: Recorder, zarr_format: int) -> None:
+    """S13: the object model of the prepared consolidated hierarchy (S9's): read it with
+    ``GroupSpec.from_store`` (pydantic-zarr: ``from_zarr`` of the consolidated group), then
+    write that spec to a new path (``to_store`` / ``to_zarr``)."""
+    prepared = str(Path(task["root"]) / "hierarchies" / f"v{zarr_format}")
+    with rec.timed("from_store", seconds):
+        spec = adapter.model_from_store(prepared, zarr_format)
+    rec.checks["from_store"] = model_digest(spec)
+    with rec.timed("to_store", seconds):
+        adapter.model_to_store(spec, task["out"])
+
+
+def case_s13v2(task: dict[str, Any], adapter: Any, rec: Recorder) -> None:
+    """S13 in format v2."""
+    _case_s13(task, adapter, rec, 2)
+
+
+def case_s13v3(task: dict[str, Any], adapter: Any, rec: Recorder) -> None:
+    """S13 in format v3."""
+    _case_s13(task, adapter, rec, 3)
+
+
 CASES: dict[str, Callable[[dict[str, Any], Any, Recorder], None]] = {
     "S1": case_s1, "S2": case_s2, "S3w": case_s3w, "S3r": case_s3r, "S4": case_s4,
     "S5": case_s5, "S6": case_s6, "S7": case_s7, "S8": case_s8, "S9v2": case_s9v2,
-    "S9v3": case_s9v3, "S10": case_s10,
+    "S9v3": case_s9v3, "S10": case_s10, "S13v2": case_s13v2, "S13v3": case_s13v3,
 }
 
 
@@ -296,12 +331,16 @@ CASES: dict[str, Callable[[dict[str, Any], Any, Recorder], None]] = {
 def task_info() -> dict[str, Any]:
     """Versions of everything measured, and the fused pipeline's presence."""
     import platform
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
     import zarr.core.codec_pipeline as pipelines
 
     versions = {name: version(name) for name in
                 ("zarrkit", "zarr", "tensorstore", "numpy", "numcodecs")}
+    try:  # S13's peer, a bench extra: pip install -e '.[bench]'
+        versions["pydantic-zarr"] = version("pydantic-zarr")
+    except PackageNotFoundError:
+        pass
     return {"versions": versions, "fused": hasattr(pipelines, "FusedCodecPipeline"),
             "python": platform.python_version(), "platform": platform.platform()}
 
@@ -399,6 +438,8 @@ def expected_checks(task_name: str, sizes: Sizes, root: Path, source_crc: dict[s
         n = sizes.n_arrays
         value = n * 1_000_003 + n * (n - 1) // 2
         return {"open": value, "open consolidated": value}
+    if task_name.startswith("S13"):
+        return {"from_store": expected_hierarchy_digest(sizes.n_arrays, int(task_name[-1]))}
     if task_name == "S10":
         data = s10_data()
         checks = {}
@@ -411,6 +452,16 @@ def expected_checks(task_name: str, sizes: Sizes, root: Path, source_crc: dict[s
             checks[name] = checksum(value_array)
         return checks
     return {}
+
+
+def expected_hierarchy_digest(count: int, zarr_format: int) -> int:
+    """:func:`common.hierarchy_digest` of the S9 hierarchy as created (group attributes
+    empty; ``count`` (100,) float32 arrays with their attributes)."""
+    from libs import HIERARCHY_ATTRS, member_name
+
+    del zarr_format  # the same names, attributes, shapes and dtype in both formats
+    return hierarchy_digest({}, [(member_name(i), {"index": i, **HIERARCHY_ATTRS}, (100,),
+                                  "float32") for i in range(count)])
 
 
 def task_expected(task: dict[str, Any]) -> dict[str, Any]:
@@ -428,6 +479,43 @@ def task_verify_hierarchy(task: dict[str, Any]) -> dict[str, Any]:
     adapter = make_adapter(task["lib"])
     return {"seen": list(adapter.open_hierarchy(task["path"], task["zarr_format"],
                                                 task["count"], False))}
+
+
+def _metadata_documents(path: Path, zarr_format: int) -> dict[str, Any]:
+    """Every member's metadata documents under ``path``, parsed: ``{name: document}``, the
+    v2 ``.zarray`` with its ``.zattrs`` under ``attributes``."""
+    documents = {}
+    for member in sorted(p for p in path.iterdir() if p.is_dir()):
+        if zarr_format == 3:
+            document = json.loads((member / "zarr.json").read_text())
+        else:
+            document = json.loads((member / ".zarray").read_text())
+            attrs = member / ".zattrs"
+            document["attributes"] = json.loads(attrs.read_text()) if attrs.exists() else {}
+        documents[member.name] = document
+    return documents
+
+
+def task_verify_model(task: dict[str, Any]) -> dict[str, Any]:
+    """What an S13 ``to_store`` wrote: zarr-python opens it (no consolidated metadata) and
+    its digest; and the member documents that differ (parsed JSON) from the prepared
+    hierarchy's, which the spec was read from."""
+    import zarr
+
+    zarr_format = task["zarr_format"]
+    group = zarr.open_group(store=task["path"], mode="r", zarr_format=zarr_format,
+                            use_consolidated=False)
+    members = [(name, array.attrs.asdict(), array.shape, array.dtype)
+               for name, array in group.arrays()]
+    written = _metadata_documents(Path(task["path"]), zarr_format)
+    prepared = _metadata_documents(Path(task["prepared"]), zarr_format)
+    differ = sorted(name for name in written.keys() | prepared.keys()
+                    if written.get(name) != prepared.get(name))
+    return {"digest": hierarchy_digest(group.attrs.asdict(), members),
+            "expected": expected_hierarchy_digest(task["count"], zarr_format),
+            "differ": differ[:5], "n_differ": len(differ),
+            "files": sorted(str(p.relative_to(task["path"]))
+                            for p in Path(task["path"]).rglob("*") if p.is_file())}
 
 
 LIMIT_CORES: dict[str, list[float]] = {}
@@ -597,6 +685,8 @@ def main() -> None:
         result = task_verify(task)
     elif kind == "verify_hierarchy":
         result = task_verify_hierarchy(task)
+    elif kind == "verify_model":
+        result = task_verify_model(task)
     elif kind == "limits":
         result = task_limits(task)
     elif kind == "measure":

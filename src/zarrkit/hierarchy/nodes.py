@@ -64,6 +64,8 @@ class FoundNode:
     zarr_format: int
     metadata: Any
     attributes: dict[str, Any] | None
+    # The format-3 document the metadata was parsed from (shared, never to be modified).
+    document: Mapping[str, Any] | None = None
 
 
 def read_document(
@@ -194,7 +196,7 @@ def _found_v3(path: str, document: dict[str, Any], key: str) -> FoundNode:
 
     metadata = parse_node_v3(document, key)
     kind: NodeKind = "array" if isinstance(metadata, ArrayMetadataV3) else "group"
-    return FoundNode(path, kind, 3, metadata, dict(metadata.attributes))
+    return FoundNode(path, kind, 3, metadata, dict(metadata.attributes), document)
 
 
 def node_kind(

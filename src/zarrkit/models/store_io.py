@@ -60,13 +60,24 @@ def _regular_grid(chunks: Any, shape: tuple[int, ...]) -> dict[str, Any]:
             "configuration": {"chunk_shape": list(normalize_chunks(chunks, shape, 1))}}
 
 
-def spec_of(cls: Any, metadata: Any, attributes: Mapping[str, Any]) -> Any:
-    """The array spec of parsed metadata and attributes (trusted: already validated)."""
+def spec_of(cls: Any, metadata: Any, attributes: Mapping[str, Any],
+            stored: Mapping[str, Any] | None = None) -> Any:
+    """The array spec of parsed metadata and attributes (trusted: already validated).
+    ``stored``, the document the metadata was parsed from, is taken as it is when it has
+    no field a spec lacks (writing the metadata back out costs as much as parsing it)."""
+    # Only the plain specs are built unvalidated: a typed or derived one has checks of
+    # its own to run.
+    plain = cls is _module(metadata.zarr_format).ArraySpec
+    if plain and stored is not None:
+        spec = cls._from_trusted({**stored, "attributes": dict(attributes)})
+        if spec is not None:
+            return spec
     document = metadata.to_json()
     document["attributes"] = dict(attributes)
-    if metadata.zarr_format == 2:
-        document.pop("zarr_format", None)
-        document["zarr_format"] = 2
+    if plain:
+        spec = cls._from_trusted(document)
+        if spec is not None:
+            return spec
     return cls.model_validate(document, context={"trusted": True})
 
 
@@ -96,7 +107,8 @@ def _group_spec(module: Any, group: Any, attributes: dict[str, Any], depth: int)
             if found_attributes is None:  # format 2 listed without its .zattrs parsed
                 found_attributes = group[name].attrs.asdict()
             if found.kind == "array":
-                members[name] = spec_of(module.ArraySpec, found.metadata, found_attributes)
+                members[name] = spec_of(module.ArraySpec, found.metadata, found_attributes,
+                                        found.document)
             else:
                 members[name] = _group_spec(module, group[name], found_attributes, depth - 1)
     return module.GroupSpec.model_validate({"attributes": attributes, "members": members},
