@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint clean bench bench-quick bench-locks fuzz soak mutate
+.PHONY: demo test lint clean bench bench-quick bench-locks fuzz soak mutate hdmf-venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,22 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) examples/tour.py example.zarr
 
-test: $(STAMP)
+# The peer check with hdmf-zarr (tests/test_hdmf_peer.py) needs hdmf-zarr and pynwb, which
+# pin zarr-python 2: they get their own venv, built once (its stamp) and again only when
+# their pins (tests/hdmf_peer/requirements.txt) change.
+HDMF_VENV := .venv-hdmf
+HDMF_STAMP := $(HDMF_VENV)/.installed
+HDMF_PINS := tests/hdmf_peer/requirements.txt
+$(HDMF_STAMP): $(HDMF_PINS)
+	rm -rf $(HDMF_VENV)
+	$(PYTHON) -m venv $(HDMF_VENV)
+	$(HDMF_VENV)/bin/python -m pip install -q --upgrade pip
+	$(HDMF_VENV)/bin/python -m pip install -q -r $(HDMF_PINS)
+	touch $(HDMF_STAMP)
+
+hdmf-venv: $(HDMF_STAMP)
+
+test: $(STAMP) $(HDMF_STAMP)
 	$(PY) -m pytest -q -n 2 --doctest-modules src/zarrkit tests
 
 lint: $(STAMP)
@@ -24,10 +39,16 @@ lint: $(STAMP)
 
 # Benchmarks (bench/, spec in BENCHMARKS.md); never part of `make test`.
 # Full mode (~20 min) rewrites docs/benchmarks.md; quick mode (sizes / 16, < 2 min) prints only.
-bench: $(STAMP)
+# They need the `bench` extra too (pydantic-zarr, S13's peer), installed once by its own stamp.
+BENCH_STAMP := $(VENV)/.installed-bench
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install -q -e '.[test,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(PY) bench/run.py --out docs/benchmarks.md
 
-bench-quick: $(STAMP)
+bench-quick: $(BENCH_STAMP)
 	$(PY) bench/run.py --quick
 
 # The cost of write locks (file_locks off and on) against the peers (~3 min).

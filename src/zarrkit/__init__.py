@@ -28,6 +28,7 @@ from zarrkit.hierarchy import Array, Attributes, Group
 from zarrkit.metadata.chunk_grid import register_chunk_grid
 from zarrkit.metadata.chunk_key_encoding import register_chunk_key_encoding
 from zarrkit.metadata.dtypes_v3 import register_data_type
+from zarrkit.references import Reference
 from zarrkit.storage import DirectoryStore, MemoryStore, Store
 
 __version__ = "0.1.0"
@@ -38,6 +39,7 @@ __all__ = [
     "DirectoryStore",
     "Group",
     "MemoryStore",
+    "Reference",
     "Store",
     "config",
     "consolidate_metadata",

@@ -239,7 +239,8 @@ def _json2(name: str, c: Mapping[str, Any]) -> None:
         raise MetadataError(f"codec {name!r}: 'indent' is longer than 64 characters")
     separators = c.get("separators")
     if separators is not None and not (
-        isinstance(separators, list) and len(separators) == 2
+        # a list in JSON; numcodecs.JSON().get_config() gives a tuple
+        isinstance(separators, list | tuple) and len(separators) == 2
         and all(isinstance(s, str) and len(s) <= 16 for s in separators)
     ):
         raise MetadataError(f"codec {name!r}: 'separators' must be two short strings, found "
@@ -459,8 +460,8 @@ def flow_through(name: str, codec: Any, flow: Flow) -> Flow:
     codec_id = codec.codec_id
     if codec_id in ARRAY_FILTERS:
         return _array_filter(name, codec_id, codec, flow)
-    if codec_id in OBJECT_CODECS:
-        if flow.dtype is None or flow.dtype.kind != "O":
+    if codec_id in OBJECT_CODECS:  # objects, or structured elements with object fields
+        if flow.dtype is None or not flow.dtype.hasobject:
             given = "bytes" if flow.dtype is None else flow.dtype
             raise MetadataError(f"codec {name!r} encodes arrays of objects, but is given {given}")
         return Flow.of_bytes(None, UNBOUNDED_CHUNK_LIMIT)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from zarrkit.codecs.bounded import as_bytes_view
-from zarrkit.errors import ChunkDecodeError
+from zarrkit.errors import ChunkDecodeError, UnsafePickleError
 
 _VLEN_IDS = frozenset({"vlen-utf8", "vlen-bytes", "vlen-array"})
 
@@ -87,6 +87,21 @@ def _objects_of(items: Any, count: int, name: str, what: str) -> np.ndarray[Any,
     return np.fromiter(values, dtype=object, count=count)
 
 
+def _rows(objects: np.ndarray[Any, Any], dtype: np.dtype[Any], what: str
+          ) -> np.ndarray[Any, Any]:
+    """The elements of a structured ``dtype`` from JSON/msgpack rows (numcodecs writes each
+    element as the list of its field values)."""
+    fields = len(dtype.names or ())
+    for row in objects:
+        if not isinstance(row, list | tuple) or len(row) != fields:
+            raise ChunkDecodeError(f"{what}: an element of {dtype} is not a list of "
+                                   f"{fields} field values: {row!r:.80}")
+    try:
+        return np.fromiter(map(tuple, objects), dtype=dtype, count=objects.size)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise ChunkDecodeError(f"{what}: elements do not fit {dtype}: {e}") from e
+
+
 class ObjectDecoder:
     """Decodes chunks of ``count`` objects stored by the numcodecs object codec ``codec``
     into flat object arrays; every failure is a ChunkDecodeError.
@@ -101,10 +116,15 @@ class ObjectDecoder:
     zarrkit.errors.ChunkDecodeError: c/0: json2 holds an array of shape [2, 2], expected 3 items
     """
 
-    def __init__(self, name: str, codec: Any, count: int) -> None:
+    def __init__(self, name: str, codec: Any, count: int, dtype: np.dtype[Any] | None = None,
+                 order: str = "C") -> None:
         self.name = name
         self.codec = codec
         self.count = count
+        # A structured dtype with object fields (hdmf-zarr's compound datasets) is decoded
+        # into that dtype; ``order`` is the chunk's, for arrays that a pickle holds whole.
+        self.dtype = dtype if dtype is not None and dtype.names else None
+        self.order = order
         codec_id = codec.codec_id
         config = codec.get_config()
         self._items: Callable[[memoryview], Any] = codec.decode
@@ -119,6 +139,7 @@ class ObjectDecoder:
             self._items = lambda view: msgpack.unpackb(view, raw=raw)
         self._vlen = codec_id in _VLEN_IDS
         self._structured = codec_id in ("json2", "msgpack2")
+        self._pickle = codec_id == "pickle"
 
     def __call__(self, data: Any, what: str) -> np.ndarray[Any, Any]:
         try:
@@ -126,11 +147,16 @@ class ObjectDecoder:
                 view = check_vlen_header(data, self.count, self.name, what)
                 out = np.asarray(self.codec.decode(view), dtype=object)
             elif self._structured:
-                return _objects_of(self._items(as_bytes_view(data)), self.count,
-                                   self.name, what)
+                objects = _objects_of(self._items(as_bytes_view(data)), self.count,
+                                      self.name, what)
+                return objects if self.dtype is None else _rows(objects, self.dtype, what)
+            elif self._pickle:  # zarrkit.codecs.restricted_pickle: checks dtype and count
+                array = self.codec.decode_array(data, self.dtype or np.dtype(object),
+                                                self.count, what)
+                return array.reshape(-1, order=self.order)  # type: ignore[no-any-return]
             else:
                 out = np.asarray(self.codec.decode(data), dtype=object)
-        except ChunkDecodeError:
+        except (ChunkDecodeError, UnsafePickleError):
             raise
         except Exception as e:  # truncated data, invalid UTF-8 or JSON, deep nesting...
             raise ChunkDecodeError(f"{what}: cannot decode {self.name}: {e}") from e

@@ -39,7 +39,9 @@ def register_codec(codec_class: type[Codec], codec_id: str | None = None) -> Non
 
 
 # Decoding a pickle runs code chosen by whoever wrote the store; such data must go through
-# a restricted unpickler made for its convention, never numcodecs' Pickle codec.
+# a restricted unpickler made for its convention, never numcodecs' Pickle codec. v2
+# ``pickle`` filters are read through zarrkit.codecs.restricted_pickle (see
+# codec_from_config) and never written (see to_codec); ``numcodecs.pickle`` (v3) is refused.
 REFUSED_CODEC_IDS = frozenset({"pickle"})
 
 
@@ -47,9 +49,11 @@ def codec_from_config(config: dict[str, Any]) -> Codec:
     """A numcodecs codec from its v2 JSON configuration ``{"id": ..., ...}``, its fields
     checked first (:func:`~zarrkit.codecs.numcodecs_config.check_numcodecs_config`).
 
-    >>> codec_from_config({"id": "pickle"})  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    zarrkit.errors.UnknownCodecError: codec 'pickle' is refused: ...
+    The ``pickle`` object codec (hdmf-zarr's default) decodes through zarrkit's restricted
+    unpickler, and encodes nothing:
+
+    >>> codec_from_config({"id": "pickle", "protocol": 5})
+    RestrictedPickle(protocol=5)
     >>> codec_from_config({"id": "blosc", "shuffle": 3})
     Traceback (most recent call last):
     zarrkit.errors.MetadataError: codec 'blosc': 'shuffle' must be one of [-1, 0, 1, 2], found 3
@@ -57,6 +61,10 @@ def codec_from_config(config: dict[str, Any]) -> Codec:
     if not isinstance(config, dict) or not isinstance(config.get("id"), str):
         raise MetadataError(f"a codec configuration needs a string 'id', found {config!r}")
     codec_id = config["id"]
+    if codec_id == "pickle":
+        from zarrkit.codecs.restricted_pickle import RestrictedPickle
+
+        return RestrictedPickle.from_config(config)
     return numcodecs_from_config(codec_id, codec_id,
                                  {k: v for k, v in config.items() if k != "id"})
 
@@ -108,7 +116,24 @@ def to_codec(value: Any) -> Codec:
     >>> to_codec({"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3,
     ...     "shuffle": "bitshuffle"}}).shuffle
     2
+
+    Codecs given this way are for writing: ``pickle`` is refused.
+
+    >>> to_codec("pickle")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.UnknownCodecError: codec 'pickle' is refused for writing: ...
     """
+    codec = _to_codec(value)
+    if getattr(codec, "codec_id", None) in REFUSED_CODEC_IDS:
+        raise UnknownCodecError(
+            f"codec {codec.codec_id!r} is refused for writing: reading a pickle runs code "
+            "from the store, so zarrkit writes none (it reads them through a restricted "
+            "unpickler); use 'json2' for arrays of objects"
+        )
+    return codec
+
+
+def _to_codec(value: Any) -> Codec:
     if isinstance(value, Codec):
         return value
     if isinstance(value, dict):

@@ -42,7 +42,7 @@ class _Step:
 
 
 def _steps(dtype: np.dtype[Any], chunk_shape: tuple[int, ...],
-           codecs: tuple[Codec, ...]) -> tuple[_Step, ...]:
+           codecs: tuple[Codec, ...], order: str = "C") -> tuple[_Step, ...]:
     """Check ``codecs`` (filters then compressor) against the chunks they carry, and
     record what each one decodes back into."""
     count = math.prod(chunk_shape)
@@ -51,7 +51,7 @@ def _steps(dtype: np.dtype[Any], chunk_shape: tuple[int, ...],
     for codec in codecs:
         objects = None
         if flow.dtype is not None and flow.dtype.hasobject:
-            objects = ObjectDecoder(codec.codec_id, codec, count)
+            objects = ObjectDecoder(codec.codec_id, codec, count, flow.dtype, order)
         steps.append(_Step(codec, flow, objects))
         flow = flow_through(codec.codec_id, codec, flow)
     return tuple(steps)
@@ -78,7 +78,8 @@ class V2ChunkPipeline:
     def __post_init__(self) -> None:
         if not self.steps:
             codecs = (*self.filters, *(() if self.compressor is None else (self.compressor,)))
-            object.__setattr__(self, "steps", _steps(self.dtype, self.chunk_shape, codecs))
+            object.__setattr__(self, "steps", _steps(self.dtype, self.chunk_shape, codecs,
+                                                     self.order))
 
     @classmethod
     def build(
@@ -188,9 +189,9 @@ class V2ChunkPipeline:
             else:
                 decoded = decode_bounded(step.codec, decoded, step.decoded.decoded_limit,
                                          what=what, exact=step.decoded.nbytes is not None)
-        if self.dtype.kind == "O":
+        if self.dtype.hasobject:  # objects, or a structured dtype with object fields
             array = np.asarray(decoded)
-            if array.dtype.kind != "O" or array.size != math.prod(self.chunk_shape):
+            if array.dtype != self.dtype or array.size != math.prod(self.chunk_shape):
                 raise ChunkDecodeError(
                     f"{what}: decoded {array.size} items of {array.dtype}, expected "
                     f"{math.prod(self.chunk_shape)} objects"

@@ -309,6 +309,8 @@ def _decode_fill_value(value: Any, dtype: np.dtype[Any], object_codec: str | Non
         if kind == "U":
             return _fixed_length(value, dtype)
         if kind == "V":
+            if dtype.hasobject:
+                return _decode_object_struct_fill(value, dtype, object_codec)
             raw = _decode_base64(value, dtype)
             if len(raw) != dtype.itemsize:
                 raise MetadataError(
@@ -323,6 +325,33 @@ def _decode_fill_value(value: Any, dtype: np.dtype[Any], object_codec: str | Non
             raise
         raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}: {e}") from e
     raise MetadataError(f"unsupported dtype {dtype} for a fill value")
+
+
+def _decode_object_struct_fill(value: Any, dtype: np.dtype[Any], object_codec: str | None
+                               ) -> Any:
+    """The fill value of a structured dtype with object fields, which zarr-python 2 writes
+    as its object codec's encoding of the value, in base64: hdmf-zarr's compound datasets
+    with references hold ``pickle.dumps(0)``, unpickled here by zarrkit's restricted
+    unpickler (no global is accepted) and spread over the fields as numpy does.
+
+    >>> _decode_object_struct_fill("gAVLAC4=", np.dtype([("i", "<i4"), ("r", "O")]), "pickle")
+    np.void((0, 0), dtype=[('i', '<i4'), ('r', 'O')])
+    """
+    raw = _decode_base64(value, dtype)
+    if object_codec != "pickle":
+        raise MetadataError(f"unsupported fill value {value!r} for dtype {dtype} with the "
+                            f"{object_codec} object codec")
+    from zarrkit.codecs.restricted_pickle import restricted_loads
+
+    # Its errors (UnsafePickleError for any global) become MetadataErrors of the caller.
+    decoded = restricted_loads(raw, what="pickled fill value")
+    if not isinstance(decoded, int | float | str | bytes | tuple) and decoded is not None:
+        raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}: it unpickles "
+                            f"to a {type(decoded).__name__}")
+    filled = np.array(decoded, dtype=dtype)
+    if filled.ndim:
+        raise MetadataError(f"invalid fill value {value!r} for dtype {dtype}: not one element")
+    return filled[()]
 
 
 def _decode_object_fill(value: Any, object_codec: str | None) -> Any:
@@ -388,6 +417,9 @@ def encode_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
     if kind == "U":
         return str(_fixed_length(value, dtype))
     if kind == "V":
+        if dtype.hasobject:  # its bytes hold pointers; zarr-python 2 pickled the value
+            raise MetadataError(f"the fill value of {dtype} (a structured dtype with object "
+                                "fields) can only be written as null")
         return _encode_base64(_raw_bytes(value, dtype))
     if kind == "O":
         if isinstance(value, bytes):
