@@ -417,9 +417,10 @@ def encode_fill_value(value: Any, dtype: np.dtype[Any]) -> Any:
     if kind == "U":
         return str(_fixed_length(value, dtype))
     if kind == "V":
-        if dtype.hasobject:  # its bytes hold pointers; zarr-python 2 pickled the value
-            raise MetadataError(f"the fill value of {dtype} (a structured dtype with object "
-                                "fields) can only be written as null")
+        if dtype.hasobject:
+            # Its bytes hold pointers, and zarr-python 2's form (a pickle) is refused for
+            # writing: written as null, the default fill (hdmf-zarr never reads it back).
+            return None
         return _encode_base64(_raw_bytes(value, dtype))
     if kind == "O":
         if isinstance(value, bytes):

@@ -4,6 +4,8 @@ checks a live hierarchy against it (and mypy checks specs built in code).
 
 * :mod:`zarrkit.models.conventions.xarray`: xarray's Zarr v2 encoding (every array names
   its dimensions in ``_ARRAY_DIMENSIONS``).
+* :mod:`zarrkit.models.conventions.hdmf`: hdmf-zarr's reserved attributes (``zarr_link``,
+  ``zarr_dtype``, ``.specloc``) in either format.
 
 >>> from zarrkit.models.conventions import xarray
 >>> xarray.GroupSpec().zarr_format
@@ -12,6 +14,6 @@ checks a live hierarchy against it (and mypy checks specs built in code).
 
 from __future__ import annotations
 
-from zarrkit.models.conventions import xarray
+from zarrkit.models.conventions import hdmf, xarray
 
-__all__ = ["xarray"]
+__all__ = ["hdmf", "xarray"]
