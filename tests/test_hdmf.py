@@ -412,18 +412,18 @@ def reference_datasets(root: zk.Group) -> list[str]:
 
 
 def check_converted(source: zk.Group, copy: zk.Group, fixture: str,
-                    removed: tuple[str, ...] = ()) -> None:
+                    removed: tuple[str, ...] = (), zarr_format: int = 3) -> None:
     """Everything but the reference datasets: links, attributes (reference attributes
     included, but those to ``removed`` datasets), text, dates, numbers, dtypes and the
     cached specifications."""
-    assert copy.zarr_format == 3
+    assert copy.zarr_format == zarr_format
     for node_path, links in expected()[fixture]["links"].items():
         group = copy[node_path]
         assert isinstance(group, zk.Group)
         assert [link.to_json() for link in group.links().values()] == links
         for link in links:
             target = group[link["name"]]
-            assert target.name == link["path"] and target.zarr_format == 3
+            assert target.name == link["path"] and target.zarr_format == zarr_format
     for path, node in source.members(max_depth=None):
         assert copy[path].attrs.asdict() == node.attrs.asdict(), path
     for where, target in expected()[fixture]["reference_attributes"].items():
@@ -443,10 +443,9 @@ def check_converted(source: zk.Group, copy: zk.Group, fixture: str,
 
 @pytest.mark.parametrize("fixture", FIXTURE_FILES)
 def test_convert_to_v3_keeps_links_text_and_attributes(fixture: str, tmp_path: Path) -> None:
-    """A file converted to v3 without its reference datasets (which convert cannot write
-    yet: see the xfail below): links are attributes, so all survive, and so do reference
-    attributes, text (v3 "string"), ISO dates (v3 "variable_length_bytes") and the
-    cached specifications."""
+    """A file converted to v3 without its reference datasets (for those, see the next
+    test): links are attributes, so all survive, and so do reference attributes, text (v3
+    "string"), ISO dates (v3 "variable_length_bytes") and the cached specifications."""
     store = copy_fixture(fixture, tmp_path)
     source = zk.open_group(store, mode="r+")
     removed = tuple(reference_datasets(source))
@@ -467,30 +466,122 @@ def test_convert_to_v3_keeps_links_text_and_attributes(fixture: str, tmp_path: P
                      "file_create_date": "variable_length_bytes"}
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "zk.convert to v3 cannot write hdmf-zarr reference datasets: it re-creates the object "
-    "array general/extracellular_ephys/electrodes/group (json2, zarr_dtype 'object', "
-    "elements are dicts) as a v3 'string' array, and its vlen-utf8 encoder raises "
-    "TypeError('Expected str, got dict') part-way through the copy (the pickle file: "
-    "'got ZarrReferenceData'; its compound dataset intervals/epochs/timeseries then fails "
-    "with UnsupportedDataTypeError). The v3 form zarrkit.references reads is JSON text "
-    "per reference in a string array."))
+def check_reference_datasets(source: zk.Group, copy: zk.Group, fixture: str) -> None:
+    """Every reference dataset of ``fixture`` in ``copy``: same hdmf dtype, attributes and
+    chunks, each reference read by zarrkit resolving to its expected target in ``copy``."""
+    for path, targets in expected()[fixture]["reference_datasets"].items():
+        array = copy[path]
+        assert isinstance(array, zk.Array) and array.zarr_format == copy.zarr_format
+        assert hdmf_dtype_of(array) == hdmf_dtype_of(source[path])
+        assert array.attrs.asdict() == source[path].attrs.asdict()
+        assert array.chunks == source[path].chunks and array.shape == source[path].shape
+        found = []
+        for item in read_references(array).tolist():
+            values = item if isinstance(item, tuple) else (item,)
+            resolved = [v.resolve(array) if isinstance(v, Reference) else v for v in values]
+            for node in resolved:
+                if isinstance(node, zk.Array | zk.Group):
+                    assert node.store == copy.store  # in the copy, not the source
+            row = [v.name if isinstance(v, zk.Array | zk.Group) else v for v in resolved]
+            found.append(row if isinstance(item, tuple) else row[0])
+        assert found == targets, path
+
+
 @pytest.mark.parametrize("fixture", FIXTURE_FILES)
 def test_convert_to_v3_keeps_reference_datasets(fixture: str, tmp_path: Path) -> None:
+    """The whole file to v3 and back to v2: reference datasets (pickled or json2 on v2,
+    compound ones included) become JSON texts in v3 string arrays and json2 again on v2,
+    read by zarrkit.references, every reference and link still resolving."""
     store = copy_fixture(fixture, tmp_path)
     source = zk.open_group(store, mode="r")
     zk.convert(store, tmp_path / "v3.zarr", zarr_format=3, progress=False)
     copy = zk.open_group(tmp_path / "v3.zarr", mode="r")
     check_converted(source, copy, fixture)
-    for path, targets in expected()[fixture]["reference_datasets"].items():
-        array = copy[path]
-        assert hdmf_dtype_of(array) == hdmf_dtype_of(source[path])
-        found = []
-        for item in read_references(array).tolist():
-            values = item if isinstance(item, tuple) else (item,)
-            row = [v.resolve(array).name if isinstance(v, Reference) else v for v in values]
-            found.append(row if isinstance(item, tuple) else row[0])
-        assert found == targets, path
+    check_reference_datasets(source, copy, fixture)
+    group = copy["general/extracellular_ephys/electrodes/group"]
+    assert group.metadata.data_type.name == "string"
+    assert json.loads(group[0])["path"] == "/general/extracellular_ephys/eg"
+
+    zk.convert(tmp_path / "v3.zarr", tmp_path / "back.zarr", zarr_format=2, progress=False)
+    back = zk.open_group(tmp_path / "back.zarr", mode="r")
+    check_converted(source, back, fixture, zarr_format=2)
+    check_reference_datasets(source, back, fixture)
+    for path in expected()[fixture]["reference_datasets"]:
+        assert [f.codec_id for f in back[path].filters] == ["json2"], path
+    assert not (tmp_path / "back.zarr/zarr.json").exists()
+
+
+def test_convert_keeps_unwritten_references(tmp_path: Path) -> None:
+    """Unwritten references (the fill value, read as None) stay None through v3 and back,
+    in a 2-d reference dataset and in a compound one; chunks are kept."""
+    root = zk.open_group(tmp_path / "v2.zarr", mode="w", zarr_format=2)
+    target = root.create_group("acquisition/ts")
+    refs = create_reference_dataset(root, "refs", np.array([[Reference.of(target)] * 2] * 2,
+                                                           dtype=object), chunks=(1, 2))
+    refs.resize(3, 2)
+    rows = create_reference_dataset(root, "rows", [(1, "a", Reference("/acquisition/ts"))],
+                                    fields=[("n", "int"), ("label", "text"), ("ts", "ref")],
+                                    chunks=(1,))
+    rows.resize(2)
+    want_refs, want_rows = read_references(refs).tolist(), read_references(rows).tolist()
+    assert want_refs[2] == [None, None] and want_rows[1][2] is None
+    zk.convert(tmp_path / "v2.zarr", tmp_path / "v3.zarr", zarr_format=3, progress=False)
+    zk.convert(tmp_path / "v3.zarr", tmp_path / "back.zarr", zarr_format=2, progress=False)
+    for name, fmt in (("v3.zarr", 3), ("back.zarr", 2)):
+        copy = zk.open_group(tmp_path / name, mode="r")
+        assert copy.zarr_format == fmt
+        assert read_references(copy["refs"]).tolist() == want_refs, name
+        assert read_references(copy["rows"]).tolist() == want_rows, name
+        assert copy["refs"].chunks == (1, 2) and copy["rows"].chunks == (1,)
+        assert read_references(copy["refs"])[0, 0].resolve(copy).name == "/acquisition/ts"
+
+
+@pytest.mark.parametrize("zarr_format", [3, 2])
+def test_convert_refuses_unconvertible_object_arrays_before_writing(
+        zarr_format: int, tmp_path: Path) -> None:
+    """An object array whose elements no destination array here holds (json2 dicts that
+    are no hdmf-zarr references: no zarr_dtype; to v2, pickled ones) is refused with a
+    MetadataError naming it before anything is written, wherever it is in the walk."""
+    source = zk.open_group(tmp_path / "src.zarr", mode="w", zarr_format=2)
+    source.create_array("a_first", shape=(4,), chunks=(2,), dtype="i4", data=np.arange(4))
+    text = source.create_array("b_text", shape=(2,), dtype=object, filters=[{"id": "json2"}])
+    text[...] = np.array(["x", "y"], dtype=object)
+    source.create_group("c_group", attributes={"k": 1})
+    odd = source.create_array("c_group/odd", shape=(3,), chunks=(2,), dtype=object,
+                              filters=[{"id": "json2"}])
+    odd[...] = np.array(["fine", "text", {"path": "/a_first"}], dtype=object)  # last chunk
+    dest = tmp_path / "dest.zarr"
+    if zarr_format == 2:  # a v2 destination keeps json2 objects as they are
+        copy = zk.convert(source.store, dest, zarr_format=2, progress=False)
+        assert isinstance(copy, zk.Group)
+        assert copy["c_group/odd"][...].tolist() == ["fine", "text", {"path": "/a_first"}]
+        assert copy["b_text"][...].tolist() == ["x", "y"]
+        shutil.rmtree(dest)
+        # Pickled objects are read (restricted) but never written.
+        pickled = hdmf_dir() / "ex.nwb.zarr/general/extracellular_ephys/electrodes/group"
+        shutil.rmtree(tmp_path / "src.zarr/c_group/odd")
+        shutil.copytree(pickled, tmp_path / "src.zarr/c_group/odd")
+        del zk.open_array(tmp_path / "src.zarr/c_group/odd", mode="r+").attrs["zarr_dtype"]
+        match = "array '/c_group/odd'.*pickle.*ZarrReferenceData"
+    else:
+        match = "array '/c_group/odd'.*json2.*dict"
+    for existing in (False, True):
+        if existing:  # a destination with content is left as it was, overwrite or not
+            zk.group(dest, zarr_format=zarr_format, attributes={"keep": True})
+        before = {p: p.read_bytes() for p in dest.rglob("*") if p.is_file()}
+        with pytest.raises(MetadataError, match=match):
+            zk.convert(source.store, dest, zarr_format=zarr_format, progress=False,
+                       overwrite=existing)
+        after = {p: p.read_bytes() for p in dest.rglob("*") if p.is_file()}
+        assert after == before
+        assert dest.exists() == existing
+    # Named a reference dataset (zarr_dtype "object"), every element must be a reference:
+    # "fine" is not, and that too is found before anything is written.
+    if zarr_format == 3:
+        odd.attrs["zarr_dtype"] = "object"
+        with pytest.raises(MetadataError, match="array '/c_group/odd'.*not an object ref"):
+            zk.convert(source.store, tmp_path / "other.zarr", zarr_format=3, progress=False)
+        assert not (tmp_path / "other.zarr").exists()
 
 
 # --- consolidated metadata ------------------------------------------------------------------

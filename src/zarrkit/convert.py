@@ -14,7 +14,10 @@ import math
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from zarrkit.errors import MetadataError, ZarrkitError
 from zarrkit.hierarchy.array import Array
@@ -23,7 +26,6 @@ from zarrkit.hierarchy.nodes import ZARR_JSON, find_node
 from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP, ZMETADATA, ArrayMetadataV2
 from zarrkit.paths import join_path, normalize_path
-from zarrkit.storage.base import Store
 from zarrkit.storage.resolve import make_store
 
 Progress = Callable[[int, int], None]
@@ -68,6 +70,24 @@ def _walk(group: Group) -> Iterator[tuple[str, Array | Group]]:
     yield from group.members(max_depth=None)
 
 
+# v2 object codecs whose elements zarrkit writes back as they are (to a v2 destination).
+_KEPT_OBJECT_CODECS = ("json2", "msgpack2")
+
+
+@dataclass
+class _Plan:
+    """How one node of the source is written: ``kind`` ``"group"``, ``"array"`` (element
+    by element), ``"references"`` (through :mod:`zarrkit.references`), with the
+    ``create_array`` keyword arguments (``options``) and, for arrays, a conversion of each
+    block of values read (``transform``)."""
+
+    relative: str
+    node: Array | Group
+    kind: str
+    options: dict[str, Any] = field(default_factory=dict)
+    transform: Callable[[Any], Any] | None = None
+
+
 def convert(
     source: Any,
     dest: Any,
@@ -87,9 +107,34 @@ def convert(
     chunks are kept and compressors are the format's default. Filters are kept. Progress
     goes to ``progress(done_bytes, total_bytes)``; ``None`` prints to stderr on runs longer
     than two seconds, ``False`` is silent.
+
+    Object arrays (Zarr v2 object dtype, v3 ``string`` and ``variable_length_bytes``):
+
+    * hdmf-zarr reference datasets (``zarr_dtype`` attribute ``"object"``) and compound
+      datasets with reference or text fields (``zarr_dtype`` a list of fields) are read and
+      written by :mod:`zarrkit.references` in the destination's form (v2: ``json2`` object
+      arrays; v3: JSON texts in a string array), attributes and chunks kept, so that every
+      reference still resolves;
+    * text (vlen-utf8, vlen-bytes; or another object codec whose elements are all ``str``,
+      or all ``bytes``) becomes a string (bytes) array;
+    * to a v2 destination, ``json2`` and ``msgpack2`` arrays of other objects keep their
+      codec;
+    * anything else (lists, dicts, numbers... of an object codec to v3, pickled objects,
+      structured dtypes with object fields that are not hdmf-zarr compounds) raises
+      MetadataError naming the array.
+
+    Every array is checked (object arrays read) before anything is written, so a refused
+    hierarchy leaves ``dest`` untouched.
+
+    >>> import zarrkit as zk
+    >>> from zarrkit.references import Reference, create_reference_dataset, read_references
+    >>> v2 = zk.group({}, zarr_format=2)
+    >>> _ = create_reference_dataset(v2, "refs", [Reference("/refs")])
+    >>> v3 = zk.convert(v2.store, {}, zarr_format=3, progress=False)
+    >>> read_references(v3["refs"])[0].resolve(v3["refs"]).name
+    '/refs'
     """
     source_store = make_store(source, mode="r")
-    dest_store = make_store(dest, mode="w" if overwrite else "a")
     node_path = normalize_path(path)
     found = find_node(source_store, node_path)
     if found is None:
@@ -103,28 +148,34 @@ def convert(
     else:
         root = open_group(source_store, mode="r", path=node_path, consolidated=False)
         nodes = list(_walk(root))
+    # Plan (and check) every node before the destination is opened: a refusal leaves it
+    # as it was (a zip destination opened for writing would already be truncated).
+    plans = [_plan(relative, node, join_path(node_path, relative), zarr_format=zarr_format,
+                   compressors=compressors, chunks=chunks, shards=shards)
+             for relative, node in nodes]
+    dest_store = make_store(dest, mode="w" if overwrite else "a")
     report = (_stderr_progress() if progress is None else
               (lambda done, total: None) if progress is False else progress)
     assert callable(report)
     total = sum(n.nbytes for _, n in nodes if isinstance(n, Array))
     done = 0
     result: Array | Group | None = None
-    for relative, node in nodes:
-        target = join_path(node_path, relative)
-        attributes = node.attrs.asdict()
+    for plan in plans:
+        target = join_path(node_path, plan.relative)
+        node = plan.node
         if isinstance(node, Group):
             from zarrkit.hierarchy.nodes import create_group_node
 
-            create_group_node(dest_store, target, attributes, zarr_format=zarr_format,
-                              overwrite=overwrite)
+            create_group_node(dest_store, target, node.attrs.asdict(),
+                              zarr_format=zarr_format, overwrite=overwrite)
             if result is None:
                 result = open_group(dest_store, mode="r+", path=target)
             continue
-        new = _create_like(node, dest_store, target, zarr_format=zarr_format,
-                           compressors=compressors, chunks=chunks, shards=shards,
-                           attributes=attributes, overwrite=overwrite)
+        from zarrkit.api import create_array
+
+        new = create_array(dest_store, name=target, overwrite=overwrite, **plan.options)
         for region in _copy_regions(node.shape, new.shards or new.chunks, node.dtype.itemsize):
-            new[region] = node[region]
+            _copy_block(plan, node, new, region)
             done += math.prod(r.stop - r.start for r in region) * node.dtype.itemsize
             report(done, total)
         if result is None:
@@ -134,11 +185,150 @@ def convert(
     return result
 
 
-def _create_like(array: Array, store: Store, path: str, *, zarr_format: int, compressors: Any,
-                 chunks: Any, shards: Any, attributes: dict[str, Any],
-                 overwrite: bool) -> Array:
+def _copy_block(plan: _Plan, node: Array, new: Array, region: tuple[slice, ...]) -> None:
+    if plan.kind == "references":
+        from zarrkit.references import read_references, write_references
+
+        if math.prod(r.stop - r.start for r in region):
+            write_references(new, region, read_references(node, region))
+        return
+    values = node[region]
+    new[region] = values if plan.transform is None else plan.transform(values)
+
+
+def _plan(relative: str, node: Array | Group, target: str, *, zarr_format: int,
+          compressors: Any, chunks: Any, shards: Any) -> _Plan:
+    """How ``node`` is written, checked now: its metadata is created in a scratch memory
+    store, and an object array's values are read (and, for references, encoded) to find
+    what the destination cannot hold."""
+    from zarrkit.storage.memory import MemoryStore
+
+    scratch = MemoryStore()
+    if isinstance(node, Group):
+        from zarrkit.hierarchy.nodes import create_group_node
+
+        create_group_node(scratch, target, node.attrs.asdict(), zarr_format=zarr_format)
+        return _Plan(relative, node, "group")
+    options = _array_options(node, zarr_format=zarr_format, compressors=compressors,
+                             chunks=chunks, shards=shards)
+    plan = _Plan(relative, node, "array", options)
+    if node.dtype.hasobject:
+        _plan_objects(plan, zarr_format)
     from zarrkit.api import create_array
 
+    trial = create_array(scratch, name=target, **plan.options)
+    if plan.kind == "references":
+        _check_references(node, trial)
+    return plan
+
+
+def _plan_objects(plan: _Plan, zarr_format: int) -> None:
+    """Plan the copy of an array of objects (or with object fields): see :func:`convert`."""
+    from zarrkit.hdmf.dtypes import REFERENCE_DTYPES
+    from zarrkit.references import ZARR_DTYPE, reference_array_options
+
+    array = plan.node
+    assert isinstance(array, Array)
+    where = f"array {array.name!r}"
+    options = plan.options
+    zarr_dtype = array.attrs.get(ZARR_DTYPE)
+    references = isinstance(zarr_dtype, str) and zarr_dtype in REFERENCE_DTYPES
+    if references or isinstance(zarr_dtype, list):
+        try:
+            storage = reference_array_options(
+                zarr_format, zarr_dtype if isinstance(zarr_dtype, list) else None)
+        except MetadataError as e:
+            raise MetadataError(f"{where}: not converted: {e}") from e
+        for key in ("filters", "fill_value"):
+            options.pop(key, None)
+        del storage["attributes"]  # the source's attributes are kept as they are
+        options.update(storage)
+        plan.kind = "references"
+        return
+    if array.dtype.fields is not None:
+        raise MetadataError(
+            f"{where}: a structured dtype with object fields ({array.dtype}) is only "
+            "converted as an hdmf-zarr compound dataset (a zarr_dtype attribute listing its "
+            "fields)")
+    codecs = [getattr(f, "codec_id", "") for f in array.filters]
+    if array.serializer is not None:
+        codecs.append(getattr(array.serializer, "name", ""))
+    kind = getattr(array.metadata, "data_type", None)  # v3: string, bytes
+    codecs.append({"string": "vlen-utf8", "bytes": "vlen-bytes"}.get(
+        getattr(kind, "kind", ""), ""))
+    options.pop("filters", None)
+    if "vlen-utf8" in codecs:
+        options["dtype"] = str
+    elif "vlen-bytes" in codecs:
+        options["dtype"] = bytes
+    else:
+        _plan_coded_objects(plan, [c for c in codecs if c], zarr_format)
+
+
+def _plan_coded_objects(plan: _Plan, codecs: list[str], zarr_format: int) -> None:
+    """An object array of another object codec (json2, msgpack2, pickle...): its elements
+    are read now, as they decide what it becomes."""
+    array = plan.node
+    assert isinstance(array, Array)
+    where = f"array {array.name!r}"
+    kinds: set[type] = set()
+    other: Any = None
+    try:
+        for region in _copy_regions(array.shape, array.chunks, array.dtype.itemsize):
+            for value in np.asarray(array[region], dtype=object).reshape(-1):
+                if isinstance(value, str):
+                    if value:  # "" is also what an unwritten element reads as
+                        kinds.add(str)
+                elif isinstance(value, bytes):
+                    kinds.add(bytes)
+                elif other is None:
+                    other = value
+    except ZarrkitError as e:
+        raise MetadataError(f"{where}: not converted, its elements cannot be read: {e}") from e
+    if other is None and kinds != {str, bytes}:
+        if bytes in kinds:
+            plan.options["dtype"] = bytes
+            plan.transform = _empty_str_as_bytes
+        else:
+            plan.options["dtype"] = str
+        return
+    codec = next((c for c in codecs if c in _KEPT_OBJECT_CODECS), None)
+    if zarr_format == 2 and codec is not None and array.zarr_format == 2:
+        plan.options["dtype"] = object
+        plan.options["filters"] = [f.get_config() for f in array.filters
+                                   if getattr(f, "codec_id", "") == codec]
+        return
+    found = (f"elements of type {type(other).__name__} ({other!r:.80})" if other is not None
+             else "both str and bytes elements")
+    raise MetadataError(
+        f"{where}: not converted: an object array ({'/'.join(codecs) or 'no codec'}) with "
+        f"{found}; its Zarr v{zarr_format} copy would be a string or bytes array, whose "
+        "elements are all str or all bytes (a v2 destination keeps json2 and msgpack2 "
+        "objects as they are), and hdmf-zarr references are converted as such only with a "
+        "zarr_dtype attribute naming them")
+
+
+_empty_str_as_bytes = np.frompyfunc(lambda v: b"" if isinstance(v, str) and not v else v, 1, 1)
+
+
+def _check_references(array: Array, trial: Array) -> None:
+    """Read and encode the references of ``array`` in the form ``trial`` (the
+    destination's metadata, in a scratch store) stores them, writing nothing."""
+    from zarrkit.references import _stored_values, read_references
+
+    try:
+        for region in _copy_regions(array.shape, trial.shards or trial.chunks,
+                                    array.dtype.itemsize):
+            if math.prod(r.stop - r.start for r in region):
+                _stored_values(trial, read_references(array, region))
+    except (ZarrkitError, TypeError, ValueError) as e:
+        raise MetadataError(f"array {array.name!r}: its references are not converted: "
+                            f"{e}") from e
+
+
+def _array_options(array: Array, *, zarr_format: int, compressors: Any, chunks: Any,
+                   shards: Any) -> dict[str, Any]:
+    """The ``create_array`` keyword arguments of ``array``'s copy (objects aside)."""
     options: dict[str, Any] = {}
     filters = [f.get_config() for f in array.filters if hasattr(f, "get_config")]
     if array.zarr_format == 2 and filters:
@@ -151,18 +341,9 @@ def _create_like(array: Array, store: Store, path: str, *, zarr_format: int, com
             options["shards"] = shards
     else:
         options["order"] = array.order
-    dtype: Any = array.dtype
-    if array.dtype.kind == "O":
-        object_ids = {getattr(f, "codec_id", "") for f in array.filters}
-        serializer = getattr(array.serializer, "name", "") if array.serializer else ""
-        dtype = bytes if "vlen-bytes" in object_ids or serializer == "vlen-bytes" else str
-        options.pop("filters", None)
-    fill = array.fill_value
-    return create_array(
-        store, name=path, shape=array.shape, dtype=dtype, chunks=chunks or array.chunks,
-        fill_value=fill, compressors=compressors, attributes=attributes,
-        zarr_format=zarr_format, overwrite=overwrite, **options,
-    )
+    return {"shape": array.shape, "dtype": array.dtype, "chunks": chunks or array.chunks,
+            "fill_value": array.fill_value, "compressors": compressors,
+            "attributes": array.attrs.asdict(), "zarr_format": zarr_format, **options}
 
 
 def migrate_metadata(store: Any, path: str = "", *, dry_run: bool = False) -> list[str]:

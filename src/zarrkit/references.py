@@ -56,36 +56,31 @@ ZARR_DTYPE = "zarr_dtype"
 #: The ``zarr_dtype`` of references (hdmf-zarr writes "object"; "ref" and "reference" are
 #: the other hdmf names of the type).
 OBJECT = "object"
-_REFERENCE_NAMES = frozenset({"object", "ref", "reference"})
 _KEYS = ("source", "path", "object_id", "source_object_id")
 
+# The names of hdmf's dtypes are zarrkit.hdmf.dtypes' table, imported where used: the
+# zarrkit.hdmf package imports this module (zarrkit.hdmf.attributes decodes references).
+
+
 def _names_reference(dtype: Any) -> bool:
-    return isinstance(dtype, str) and dtype in _REFERENCE_NAMES
+    """Whether a ``zarr_dtype`` value or compound field dtype names object references."""
+    from zarrkit.hdmf.dtypes import REFERENCE_DTYPES
+
+    return isinstance(dtype, str) and dtype in REFERENCE_DTYPES
 
 
-# Compound field dtypes: hdmf's names (the "dtype mappings" of the storage spec) and the
-# numpy type names hdmf-zarr writes in compound zarr_dtype lists, each as the numpy dtype of
-# the field (objects for text and references) and the name zarrkit writes (hdmf-zarr's).
-_NUMBERS = {"float": "float32", "float32": "float32", "double": "float64",
-            "float64": "float64", "long": "int64", "int64": "int64", "int": "int32",
-            "int32": "int32", "int16": "int16", "int8": "int8", "uint64": "uint64",
-            "uint32": "uint32", "uint16": "uint16", "uint8": "uint8", "bool": "bool",
-            "bool_": "bool"}
-_FIELD_TYPES: dict[str, tuple[str, str]] = {
-    **{name: (np.dtype(numpy_name).newbyteorder("<").str, numpy_name)
-       for name, numpy_name in _NUMBERS.items()},
-    **dict.fromkeys(("text", "utf", "utf8", "utf-8", "unicode", "str_"), ("O", "str_")),
-    **dict.fromkeys(("ascii", "str", "bytes", "bytes_", "string_", "isodatetime"),
-                    ("O", "bytes_")),
-    **dict.fromkeys(_REFERENCE_NAMES, ("O", OBJECT)),
-}
+def _field_types() -> Mapping[str, tuple[np.dtype[Any], str]]:
+    """The compound field dtypes: name -> (numpy dtype of the field, name written)."""
+    from zarrkit.hdmf.dtypes import COMPOUND_FIELD_DTYPES
+
+    return COMPOUND_FIELD_DTYPES
 
 
-def _field_dtype(name: str) -> str:
+def _field_dtype(name: str) -> np.dtype[Any]:
     """The numpy dtype of a compound field read from JSON rows (objects for unknown
     names)."""
-    known = _FIELD_TYPES.get(name)
-    return known[0] if known is not None else "O"
+    known = _field_types().get(name)
+    return known[0] if known is not None else np.dtype(object)
 
 
 # The json2 configuration that hdmf-zarr's JSON object codec writes (numcodecs' defaults).
@@ -274,9 +269,9 @@ def _fields(zarr_dtype: Any, where: str, *, known: bool = False) -> list[tuple[s
         else:
             name = dtype = None
         if not isinstance(name, str) or not name or not isinstance(dtype, str) or (
-                known and dtype not in _FIELD_TYPES):
+                known and dtype not in _field_types()):
             raise MetadataError(f"{where}: invalid compound field {field!r:.200} (a name and "
-                                f"one of the dtypes {sorted(_FIELD_TYPES)})")
+                                f"one of the dtypes {sorted(_field_types())})")
         fields.append((name, dtype))
     if len({name for name, _ in fields}) != len(fields):
         raise MetadataError(f"{where}: compound fields with the same name: {zarr_dtype!r}")
@@ -343,11 +338,13 @@ def read_references(array: Array, selection: Any = Ellipsis) -> Any:
     if structured:
         for name, hdmf_dtype in fields:
             values = raw[name]
-            out[name] = _decode_elements(values) if hdmf_dtype in _REFERENCE_NAMES else values
+            out[name] = _decode_elements(values) if _names_reference(hdmf_dtype) else values
     else:  # JSON rows in a string array (v3)
+        references = [_names_reference(dtype) for _, dtype in fields]
+        unwritten = tuple(None if out.dtype[i].hasobject else 0 for i in range(len(fields)))
         flat = out.reshape(-1)
         for i, text in enumerate(raw.reshape(-1)):
-            flat[i] = _decode_row(text, fields, array.name)
+            flat[i] = _decode_row(text, references, unwritten, array.name)
     return out if isinstance(stored, np.ndarray) else out[()]
 
 
@@ -357,7 +354,7 @@ def _compound_dtype(fields: list[tuple[str, str]], stored: np.dtype[Any] | None
     field types for the others (for JSON rows, those of the storage spec's table)."""
     parts: list[tuple[str, Any]] = []
     for name, hdmf_dtype in fields:
-        if hdmf_dtype in _REFERENCE_NAMES:
+        if _names_reference(hdmf_dtype):
             parts.append((name, "O"))
         elif stored is not None and stored.fields is not None:
             parts.append((name, stored.fields[name][0]))
@@ -366,21 +363,26 @@ def _compound_dtype(fields: list[tuple[str, str]], stored: np.dtype[Any] | None
     return np.dtype(parts)
 
 
-def _decode_row(text: Any, fields: list[tuple[str, str]], name: str) -> tuple[Any, ...]:
+def _decode_row(text: Any, references: list[bool], unwritten: tuple[Any, ...], name: str
+                ) -> tuple[Any, ...]:
+    """One JSON row of a compound dataset (``references``: which fields hold them;
+    ``unwritten``: the row an unwritten element reads as)."""
     if text in ("", None):  # an unwritten element
-        return tuple(None if _field_dtype(d) == "O" else 0 for _, d in fields)
+        return unwritten
     try:
         row = json.loads(text) if isinstance(text, str) else text
     except (ValueError, RecursionError) as e:
         raise MetadataError(f"array {name!r}: invalid compound element {text!r:.200}") from e
-    if not isinstance(row, list) or len(row) != len(fields):
+    if not isinstance(row, list) or len(row) != len(references):
         raise MetadataError(f"array {name!r}: a compound element must be a list of "
-                            f"{len(fields)} values, found {row!r:.200}")
-    return tuple(_decode_element(value) if dtype in _REFERENCE_NAMES else value
-                 for value, (_, dtype) in zip(row, fields, strict=True))
+                            f"{len(references)} values, found {row!r:.200}")
+    return tuple(_decode_element(value) if reference else value
+                 for value, reference in zip(row, references, strict=True))
 
 
 def _stored_reference(value: Any, zarr_format: int) -> Any:
+    if value is None:  # an unwritten element: the fill value (json2 null on v2, "" on v3)
+        return None if zarr_format == 2 else ""
     if not isinstance(value, Reference):
         raise TypeError(f"a reference dataset holds References, found {value!r:.100}")
     return value.to_json() if zarr_format == 2 else json.dumps(
@@ -406,16 +408,19 @@ def _stored_values(array: Array, values: Any) -> np.ndarray[Any, Any]:
         return np.asarray(convert(items), dtype=object)
     fields = _fields(kind, f"array {array.name!r}")
     single = isinstance(values, tuple | np.void)  # one row; a sequence of rows otherwise
+    shape: tuple[int, ...] | None = () if single else None
+    if isinstance(values, np.ndarray) and values.dtype.names:
+        shape = values.shape  # a structured array of rows (as read_references gives)
     rows = _rows([values] if single else values, len(fields))
     if zarr_format == 3 or not array.dtype.names:
         texts = np.empty(len(rows), dtype=object)
         for i, row in enumerate(rows):
             texts[i] = json.dumps([_json_value(v) for v in row], separators=(",", ":"),
                                   sort_keys=True)
-        return texts.reshape(()) if single else texts
+        return texts if shape is None else texts.reshape(shape)
     cells = np.array([tuple(v.to_json() if isinstance(v, Reference) else v for v in row)
                       for row in rows], dtype=array.dtype)
-    return cells.reshape(()) if single else cells
+    return cells if shape is None else cells.reshape(shape)
 
 
 def _rows(values: Any, count: int) -> list[tuple[Any, ...]]:
@@ -431,8 +436,9 @@ def _rows(values: Any, count: int) -> list[tuple[Any, ...]]:
 def write_references(array: Array, selection: Any, values: Any) -> None:
     """Write ``values`` into ``array[selection]`` in the form the dataset stores them:
     References (an array-like of them, or one) into a reference dataset; into a compound
-    one, rows (one as a tuple, several as a sequence of tuples) whose reference fields
-    are References.
+    one, rows (one as a tuple, several as a sequence of tuples or a structured array)
+    whose reference fields are References. None is an unwritten reference (stored as the
+    fill value), as :func:`read_references` gives it.
 
     >>> import zarrkit as zk
     >>> refs = create_reference_dataset(zk.group({}), "r", [Reference("/a"), Reference("/b")])
@@ -476,33 +482,68 @@ def create_reference_dataset(
             raise TypeError(f"create_reference_dataset chooses {key!r} itself")
     zarr_format = options.pop("zarr_format", None) or group.zarr_format
     if fields is None:
-        zarr_dtype: Any = OBJECT
+        pairs = None
         values = data if isinstance(data, np.ndarray) else np.array(data, dtype=object)
         shape = values.shape
-        if zarr_format == 2:
-            dtype: Any = object
-            extra: dict[str, Any] = {"filters": [_JSON2], "fill_value": None}
-        else:
-            dtype, extra = str, {}
     else:
-        pairs = _fields([dict(f) if isinstance(f, Mapping) else list(f) for f in fields],
-                        f"array {name!r}", known=True)
-        zarr_dtype = [{"name": field, "dtype": _FIELD_TYPES[dtype_name][1]}
-                      for field, dtype_name in pairs]
+        pairs = _known_fields(fields, f"array {name!r}")
         rows = _rows(data, len(pairs))
         values = rows  # type: ignore[assignment]
         shape = (len(rows),)
-        if zarr_format == 2:
-            dtype = np.dtype([(field, _FIELD_TYPES[d][0]) for field, d in pairs])
-            extra = {"filters": [_JSON2], "fill_value": None}
-        else:
-            dtype, extra = str, {}
-    array = group.create_array(
-        name, shape=shape, dtype=dtype, zarr_format=zarr_format,
-        attributes={**(attributes or {}), ZARR_DTYPE: zarr_dtype}, **extra, **options)
+    storage = _array_options(zarr_format, pairs)
+    storage["attributes"] = {**(attributes or {}), **storage["attributes"]}
+    array = group.create_array(name, shape=shape, zarr_format=zarr_format, **storage, **options)
     if np.prod(shape):
         write_references(array, Ellipsis, values)
     return array
+
+
+def _known_fields(fields: Iterable[tuple[str, str]] | Iterable[Mapping[str, str]],
+                  where: str) -> list[tuple[str, str]]:
+    """``(name, dtype)`` pairs or ``{"name", "dtype"}`` objects as (name, dtype) pairs,
+    each dtype one of the compound field dtypes."""
+    return _fields([dict(f) if isinstance(f, Mapping) else list(f) for f in fields],
+                   where, known=True)
+
+
+def _array_options(zarr_format: int, pairs: list[tuple[str, str]] | None) -> dict[str, Any]:
+    """:func:`reference_array_options` of checked ``(name, dtype)`` fields (None: not a
+    compound dataset)."""
+    types = _field_types()
+    zarr_dtype: Any = OBJECT if pairs is None else [
+        {"name": field, "dtype": types[dtype_name][1]} for field, dtype_name in pairs]
+    options: dict[str, Any] = {"dtype": str}  # v3: JSON texts in a string array
+    if zarr_format == 2:
+        options = {"dtype": object if pairs is None else
+                   np.dtype([(field, types[d][0]) for field, d in pairs]),
+                   "filters": [_JSON2], "fill_value": None}
+    options["attributes"] = {ZARR_DTYPE: zarr_dtype}
+    return options
+
+
+def reference_array_options(
+    zarr_format: int,
+    fields: Sequence[tuple[str, str]] | Sequence[Mapping[str, str]] | None = None,
+) -> dict[str, Any]:
+    """Keyword arguments for :func:`zarrkit.create_array` that store references (a
+    compound dataset: ``fields`` as for :func:`create_reference_dataset`) as
+    :func:`create_reference_dataset` does, to be filled with :func:`write_references`:
+    ``dtype`` (on v2 objects, or a structured dtype whose text and reference fields are
+    objects, with the ``json2`` filter and a null ``fill_value``; ``str`` on v3, whose
+    elements are JSON texts) and the ``zarr_dtype`` attribute (``"object"``, or the
+    fields with hdmf-zarr's dtype names). MetadataError for an unknown field dtype.
+
+    >>> reference_array_options(2)
+    {'dtype': <class 'object'>, 'filters': [{'id': 'json2'}], 'fill_value': None, \
+'attributes': {'zarr_dtype': 'object'}}
+    >>> options = reference_array_options(3, [("n", "int"), ("target", "ref")])
+    >>> options["dtype"], options["attributes"]["zarr_dtype"]
+    (<class 'str'>, [{'name': 'n', 'dtype': 'int32'}, {'name': 'target', 'dtype': 'object'}])
+    """
+    if zarr_format not in (2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
+    pairs = None if fields is None else _known_fields(fields, "compound dataset")
+    return _array_options(zarr_format, pairs)
 
 
 def iter_references(array: Array) -> Iterable[Reference]:
@@ -517,7 +558,7 @@ def iter_references(array: Array) -> Iterable[Reference]:
     values = np.asarray(read_references(array))
     kind = _reference_kind(array)
     if isinstance(kind, list):
-        names = [name for name, dtype in _fields(kind, array.name) if dtype in _REFERENCE_NAMES]
+        names = [name for name, dtype in _fields(kind, array.name) if _names_reference(dtype)]
         columns = [values[name].reshape(-1) for name in names]
         items: Iterable[Any] = (ref for row in zip(*columns, strict=True) for ref in row)
     else:

@@ -67,15 +67,29 @@ NUMERIC_DTYPES = ("float32", "float64", "int64", "int32", "int16", "int8",
 #: The ``zarr_dtype`` value of a scalar dataset (stored with shape ``(1,)``).
 SCALAR = "scalar"
 
-# zarr_dtype values (hdmf-zarr's names of Python and numpy types) of text in object arrays.
-_ZARR_DTYPE_TEXT = frozenset({"str", "str_", "unicode", "text", "utf", "utf8", "utf-8"})
-_ZARR_DTYPE_ASCII = frozenset({"bytes", "bytes_", "string_", "ascii"})
-_ZARR_DTYPE_REFERENCE = frozenset({"object", "ref", "reference"})
-# Python and numpy type names hdmf-zarr writes for numbers, as canonical names.
-_ZARR_DTYPE_NUMBERS = {name: name for name in NUMERIC_DTYPES} | {
-    "float": "float64", "int": "int64", "bool_": "bool", "float_": "float64",
-    "int_": "int64",
+#: numpy's names of its text and bool scalar types (numpy 2's and numpy 1's), which
+#: hdmf-zarr writes in compound ``zarr_dtype`` lists, to the canonical names they stand for.
+NUMPY_TYPE_NAMES: dict[str, str] = {
+    "str_": "text", "unicode": "text", "bytes_": "ascii", "string_": "ascii", "bool_": "bool",
 }
+
+#: The names of object references, as hdmf dtypes and as ``zarr_dtype`` values.
+REFERENCE_DTYPES = frozenset(name for name, canonical in HDMF_DTYPES.items()
+                             if canonical == "object")
+
+# zarr_dtype values (hdmf-zarr's names of Python and numpy types) of text in object arrays:
+# "str" is Python's unicode type there, while the hdmf dtype "str" is ASCII.
+_ZARR_DTYPE_TEXT = frozenset({"str"} | {
+    name for name, canonical in (HDMF_DTYPES | NUMPY_TYPE_NAMES).items() if canonical == "text"})
+_ZARR_DTYPE_ASCII = frozenset(
+    name for name, canonical in (HDMF_DTYPES | NUMPY_TYPE_NAMES).items()
+    if canonical == "ascii" and name not in _ZARR_DTYPE_TEXT)
+# Python and numpy type names hdmf-zarr writes for numbers, as canonical names ("float" and
+# "int" are Python's types there: 64 bit, while the hdmf dtypes "float" and "int" are 32).
+_ZARR_DTYPE_NUMBERS = {name: name for name in NUMERIC_DTYPES} | {
+    name: canonical for name, canonical in NUMPY_TYPE_NAMES.items()
+    if canonical in NUMERIC_DTYPES} | {
+    "float": "float64", "int": "int64", "float_": "float64", "int_": "int64"}
 _OBJECT_CODECS = frozenset({"json2", "pickle", "msgpack2"})
 
 
@@ -100,7 +114,7 @@ def canonical_dtype(hdmf_dtype: Any) -> str | list[dict[str, Any]]:
         return name
     if isinstance(hdmf_dtype, Mapping):
         if "reftype" in hdmf_dtype:
-            if hdmf_dtype["reftype"] not in _ZARR_DTYPE_REFERENCE:
+            if hdmf_dtype["reftype"] not in REFERENCE_DTYPES:
                 raise ValueError(f"unsupported reference type {hdmf_dtype['reftype']!r} "
                                  f"(hdmf-zarr stores object references only)")
             return "object"
@@ -240,6 +254,21 @@ def _compound_zarr_dtype(element: StorageDtype) -> str:
     return str(element.zarr_dtype)
 
 
+def _compound_field(canonical: str) -> tuple[np.dtype[Any], str]:
+    element = _simple_storage(canonical)
+    return element.dtype, _compound_zarr_dtype(element)
+
+
+#: Every dtype name a compound field may have (hdmf's names and aliases, and numpy's type
+#: names hdmf-zarr writes in compound ``zarr_dtype`` lists: :data:`NUMPY_TYPE_NAMES`) to the
+#: numpy dtype of the field in a structured array (objects for text and references) and
+#: the field dtype name hdmf-zarr writes (``"int32"``, ``"str_"``, ``"bytes_"``,
+#: ``"object"``...). :mod:`zarrkit.references` reads and writes compound datasets with it.
+COMPOUND_FIELD_DTYPES: dict[str, tuple[np.dtype[Any], str]] = {
+    name: _compound_field(canonical)
+    for name, canonical in (HDMF_DTYPES | NUMPY_TYPE_NAMES).items()}
+
+
 def hdmf_dtype_of(array: Array) -> str | list[dict[str, Any]]:
     """The canonical hdmf dtype of a stored dataset: ``"object"`` for references and a
     list of ``{"name", "dtype"}`` for a compound dataset (both told by the ``zarr_dtype``
@@ -260,7 +289,7 @@ def hdmf_dtype_of(array: Array) -> str | list[dict[str, Any]]:
     dtype = array.dtype
     if isinstance(zarr_dtype, list):
         return _compound_of(zarr_dtype, dtype, array.name)
-    if isinstance(zarr_dtype, str) and zarr_dtype in _ZARR_DTYPE_REFERENCE:
+    if isinstance(zarr_dtype, str) and zarr_dtype in REFERENCE_DTYPES:
         return "object"
     if dtype.fields is not None:
         return [{"name": field, "dtype": _element_of(info[0], None, array.name)}
@@ -281,7 +310,7 @@ def _element_of(dtype: np.dtype[Any], zarr_dtype: Any, where: str) -> str:
     if dtype.kind == "U":
         return "text"
     if dtype.kind == "O":
-        if zarr_dtype in _ZARR_DTYPE_REFERENCE:
+        if zarr_dtype in REFERENCE_DTYPES:
             return "object"
         return "ascii" if zarr_dtype in _ZARR_DTYPE_ASCII else "text"
     raise ValueError(f"array {where!r}: hdmf has no dtype for {dtype}")
@@ -315,7 +344,7 @@ def _compound_of(zarr_dtype: list[Any], dtype: np.dtype[Any], where: str
         name, stored = field["name"], field.get("dtype")
         if dtype.fields is not None and name in dtype.fields:
             element = _element_of(dtype.fields[name][0], stored, where)
-        elif isinstance(stored, str) and stored in _ZARR_DTYPE_REFERENCE:
+        elif isinstance(stored, str) and stored in REFERENCE_DTYPES:
             element = "object"
         elif isinstance(stored, str) and stored in _ZARR_DTYPE_NUMBERS:
             element = _ZARR_DTYPE_NUMBERS[stored]
