@@ -318,7 +318,7 @@ def test_a_real_member_wins_over_a_link() -> None:
     root = zk.group(store, zarr_format=2)
     root.create_group("target")
     root.create_link("x", "/target")
-    root.create_group("x")  # created after the link
+    zk.create_group(store, path="x")  # by another writer, after the link
     assert root["x"].name == "/x"
     assert root.links()["x"].path == "/target"
     assert root.tree() == "/\n├── target\n└── x"
@@ -567,3 +567,17 @@ def test_links_written_by_zarr_python_are_followed(tmp_path: Path) -> None:
     assert root["eg/device"].name == "/devices/dev"
     assert root.tree() == "\n".join(
         ["/", "├── devices", "│   └── dev", "└── eg", "    └── device -> /devices/dev"])
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_members_cannot_be_created_under_a_link_name(zarr_format: int) -> None:
+    root = zk.group({}, zarr_format=zarr_format)
+    root.create_group("target")
+    root.create_link("alias", "/target")
+    with pytest.raises(ContainsNodeError, match="link"):
+        root.create_group("alias")
+    with pytest.raises(ContainsNodeError, match="link"):
+        root.create_array("alias/x", shape=(1,), dtype="u1")
+    assert root["alias"].path == "target"
+    root.delete_link("alias")
+    assert root.create_group("alias").path == "alias"
