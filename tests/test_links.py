@@ -318,7 +318,7 @@ def test_a_real_member_wins_over_a_link() -> None:
     root = zk.group(store, zarr_format=2)
     root.create_group("target")
     root.create_link("x", "/target")
-    zk.create_group(store, path="x")  # by another writer, after the link
+    zk.create_group(store, path="x", zarr_format=2)  # by another writer, after the link
     assert root["x"].name == "/x"
     assert root.links()["x"].path == "/target"
     assert root.tree() == "/\n├── target\n└── x"
