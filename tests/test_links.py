@@ -318,7 +318,7 @@ def test_a_real_member_wins_over_a_link() -> None:
     root = zk.group(store, zarr_format=2)
     root.create_group("target")
     root.create_link("x", "/target")
-    zk.create_group(store, path="x", zarr_format=2)  # by another writer, after the link
+    store.set("x/.zgroup", b'{"zarr_format": 2}')  # by another tool, after the link
     assert root["x"].name == "/x"
     assert root.links()["x"].path == "/target"
     assert root.tree() == "/\n├── target\n└── x"
@@ -581,3 +581,16 @@ def test_members_cannot_be_created_under_a_link_name(zarr_format: int) -> None:
     assert root["alias"].path == "target"
     root.delete_link("alias")
     assert root.create_group("alias").path == "alias"
+
+
+def test_no_api_creates_a_node_under_a_link_name() -> None:
+    store = MemoryStore()
+    root = zk.group(store, zarr_format=3)
+    root.create_group("g")
+    sub = root["g"]
+    assert isinstance(sub, zk.Group)
+    sub.create_link("alias", "/elsewhere")
+    with pytest.raises(ContainsNodeError, match="'alias' is a link of group '/g'"):
+        zk.create_array(store, name="g/alias/deep", shape=(1,), dtype="u1")
+    with pytest.raises(ContainsNodeError, match="link"):
+        zk.create_group(store, path="g/alias")

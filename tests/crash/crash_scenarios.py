@@ -370,9 +370,9 @@ class Tree:
 class NodeScenario(Scenario):
     """A group with an array ``a`` and a group ``g``. ``attrs``: the writer updates,
     deletes and replaces attributes of the three nodes. ``consolidated``: it creates nodes
-    and changes attributes, and the snapshot is kept current -- in format 2 by calling
-    ``zk.consolidate_metadata`` after each change, in format 3 by zarrkit itself after it
-    was consolidated once."""
+    and changes attributes, and zarrkit itself keeps the snapshot current after it was
+    consolidated once (format 2 also calls ``zk.consolidate_metadata`` after each change,
+    as zarr-python users do)."""
 
     def __init__(self, name: str, zarr_format: int, kind: str) -> None:
         super().__init__(name, zarr_format)
@@ -433,9 +433,10 @@ class NodeScenario(Scenario):
             else:
                 attrs = {k: v for k, v in attrs.items() if k != step["key"]}
             live[path] = (kind, attrs)
-        if self.zarr_format == 3 and snapshot is not None and path:
-            # zarrkit records every change in the snapshot, with any parent an earlier
-            # killed writer left out of it
+        if snapshot is not None and (path or self.zarr_format == 2):
+            # zarrkit records every change in the snapshot (format 3: with any parent an
+            # earlier killed writer left out of it; format 2: the root's own documents
+            # are in .zmetadata too)
             for recorded in [*ancestors(path)[1:], path]:
                 snapshot.setdefault(recorded, live[recorded])
             snapshot[path] = live[path]

@@ -33,7 +33,7 @@ from zarrkit.errors import (
     UnsupportedOperationError,
 )
 from zarrkit.hierarchy.attributes import Attributes, Edit
-from zarrkit.hierarchy.consolidated import record_changes
+from zarrkit.hierarchy.consolidated import record_changes, record_documents_v2
 from zarrkit.hierarchy.creation import shared_pipeline
 from zarrkit.hierarchy.nodes import array_metadata_key, stored_metadata
 from zarrkit.hierarchy.sharded import read_sharded, supports_partial_io, write_sharded
@@ -217,6 +217,8 @@ class Array:
             self._store.set(self._metadata_key, dump_json(document))
         if metadata.zarr_format == 3 and self._path:  # outside the lock: it takes others
             record_changes(self._store, {self._path: document})
+        elif metadata.zarr_format == 2:
+            record_documents_v2(self._store, {self._metadata_key: document})
         self._set_metadata(metadata)
         return metadata
 

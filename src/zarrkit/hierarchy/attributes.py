@@ -15,6 +15,7 @@ from typing import Any
 
 from zarrkit.concurrency import chunk_lock
 from zarrkit.errors import ReadOnlyError
+from zarrkit.hierarchy.consolidated import record_documents_v2
 from zarrkit.metadata.jsonio import dump_json, load_json_object
 from zarrkit.metadata.v2 import parse_attributes
 from zarrkit.storage.base import Store
@@ -75,6 +76,7 @@ class Attributes(MutableMapping[str, Any]):
                     load_json_object(raw, key=self._key), self._key)
                 document = edit(current)
                 self._store.set(self._key, dump_json(document))
+            record_documents_v2(self._store, {self._key: document})
         self._cache = document
 
     def refresh(self) -> None:

@@ -16,7 +16,7 @@ changed nodes, with no listing, so the snapshot never goes stale through zarrkit
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zarrkit.concurrency import chunk_lock
@@ -95,3 +95,60 @@ def _add_missing_ancestors(store: Store, holder: str, entries: dict[str, Any]) -
         else:  # no group there any more: what the snapshot holds below it is stale
             for relative in [k for k in entries if k.startswith(parent + "/")]:
                 del entries[relative]
+
+
+ZMETADATA = ".zmetadata"
+
+
+def record_documents_v2(store: Store, documents: Mapping[str, dict[str, Any] | None], *,
+                        removed: Sequence[str] = ()) -> None:
+    """Apply format-2 document changes (store key such as ``"a/.zattrs"`` -> the new
+    document, None when deleted) and the deletion of whole nodes (``removed`` paths) to
+    every ``.zmetadata`` of a group at or above them, so a consolidated view never goes
+    stale through zarrkit (readers such as hdmf-zarr open files consolidated).
+
+    >>> from zarrkit.storage import MemoryStore
+    >>> s = MemoryStore({".zmetadata": b'{"metadata": {}, "zarr_consolidated_format": 1}'})
+    >>> record_documents_v2(s, {"a/.zattrs": {"x": 1}})
+    >>> load_json_object(s.get(".zmetadata"), key=".zmetadata")["metadata"]
+    {'a/.zattrs': {'x': 1}}
+    """
+    paths = [key.rpartition("/")[0] for key in documents] + list(removed)
+    if not paths:
+        return
+    holders = sorted({holder for path in paths for holder in (*ancestors(path), path)})
+    keys = [join_path(holder, ZMETADATA) for holder in holders]
+    for holder, key, raw in zip(holders, keys, store.get_many(keys), strict=True):
+        if raw is None:
+            continue
+        with chunk_lock(store, key):
+            _update_zmetadata(store, holder, key, documents, removed)
+
+
+def _update_zmetadata(store: Store, holder: str, key: str,
+                      documents: Mapping[str, dict[str, Any] | None],
+                      removed: Sequence[str]) -> None:
+    raw = store.get(key)
+    if raw is None:
+        return
+    document = load_json_object(raw, key=key)
+    entries = document.get("metadata")
+    if not isinstance(entries, dict):
+        return  # not ours to repair: the reader reports it
+    entries = dict(entries)
+    prefix = f"{holder}/" if holder else ""
+    for path in removed:
+        if path == holder or not path.startswith(prefix):
+            continue
+        relative = path[len(prefix):]
+        entries = {k: v for k, v in entries.items() if not k.startswith(relative + "/")}
+    for document_key, value in documents.items():
+        if not document_key.startswith(prefix):
+            continue
+        relative_key = document_key[len(prefix):]
+        if value is None:
+            entries.pop(relative_key, None)
+        else:
+            entries[relative_key] = value
+    document["metadata"] = dict(sorted(entries.items()))
+    store.set(key, dump_json(document))

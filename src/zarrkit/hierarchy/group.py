@@ -532,20 +532,12 @@ source_object_id=None)}
 
         self._attrs._change(edit)
 
-    def _check_not_a_link(self, name: str) -> None:
-        # A new member would hide the link of that name (lookups find members first).
-        first = normalize_path(name).split("/", 1)[0]
-        if self._attrs.get(LINK_ATTRIBUTE) and first in self.links():
-            raise ContainsNodeError(
-                f"{first!r} is a link of group {self.name!r}; delete_link() it first")
-
     def create_group(
         self, name: str, *, overwrite: bool = False, attributes: dict[str, Any] | None = None
     ) -> Group:
         """Create a group (and missing intermediate groups) at ``name``."""
         self._check_writable()
         path = self._child_path(name)
-        self._check_not_a_link(name)
         create_group_node(self._store, path, attributes, overwrite=overwrite,
                           zarr_format=self._zarr_format)
         return Group(self._store, path, zarr_format=self._zarr_format,
@@ -581,7 +573,6 @@ source_object_id=None)}
         format defaults to the group's."""
         self._check_writable()
         path = self._child_path(name)
-        self._check_not_a_link(name)
         metadata = array_metadata(
             zarr_format=zarr_format or self._zarr_format, shape=shape, dtype=dtype,
             attributes=attributes, **options,

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from zarrkit.errors import LinkError, MetadataError, NodeNotFoundError, ZarrkitError
 from zarrkit.hierarchy.array import Array
-from zarrkit.hierarchy.nodes import find_node
+from zarrkit.hierarchy.nodes import LINK_ATTRIBUTE, find_node
 from zarrkit.paths import join_path, normalize_path
 from zarrkit.storage.base import Store
 from zarrkit.storage.directory import DirectoryStore
@@ -43,8 +43,6 @@ from zarrkit.storage.zip import ZipStore
 if TYPE_CHECKING:
     from zarrkit.hierarchy.group import Group
 
-#: The reserved group attribute that holds a group's links.
-LINK_ATTRIBUTE = "zarr_link"
 
 #: How many links one lookup may follow before it is taken for a cycle in disguise (the
 #: limit Linux puts on symbolic links in one path).

@@ -27,12 +27,13 @@ from zarrkit.errors import (
     NodeNotFoundError,
     ReadOnlyError,
 )
-from zarrkit.hierarchy.consolidated import record_changes
+from zarrkit.hierarchy.consolidated import record_changes, record_documents_v2
 from zarrkit.metadata.jsonio import dump_json, load_json_object
 from zarrkit.metadata.v2 import (
     ZARRAY,
     ZATTRS,
     ZGROUP,
+    ZMETADATA,
     ArrayMetadataV2,
     GroupMetadataV2,
     parse_attributes,
@@ -44,6 +45,9 @@ if TYPE_CHECKING:
     from zarrkit.metadata.v3 import ArrayMetadataV3, GroupMetadataV3
 
 ZARR_JSON = "zarr.json"
+#: The reserved group attribute that holds a group's links (hdmf-zarr's convention; see
+#: zarrkit.hierarchy.links): node creation refuses a name a link has.
+LINK_ATTRIBUTE = "zarr_link"
 
 NodeKind = Literal["array", "group"]
 Consolidated = Mapping[str, Any]
@@ -318,29 +322,52 @@ def _node_keys(path: str) -> tuple[str, str, str]:
     return join_path(path, ZARR_JSON), join_path(path, ZARRAY), join_path(path, ZGROUP)
 
 
-def _inspect_site(store: Store, path: str) -> _Site:
-    """Check that no ancestor of ``path`` is an array and see what is there, reading the
-    metadata keys of the ancestors and of the node itself in a single ``get_many``."""
+def _inspect_site(store: Store, path: str, zarr_format: int) -> _Site:
+    """Check that no ancestor of ``path`` is an array and that no ancestor holds a link
+    named like the next step towards ``path`` (a new node would hide it), and see what is
+    there: the metadata keys of the ancestors and of the node itself are read in a single
+    ``get_many`` (format 2 adds the ancestors' ``.zattrs``, for their links, and
+    ``.zmetadata``, which the creation must update)."""
     candidates = ancestors(path)
-    keys = [k for p in (*candidates, path) for k in _node_keys(p)]
+    extra = (ZATTRS, ZMETADATA) if zarr_format == 2 else ()
+    width = 3 + len(extra)
+    keys = [k for p in candidates for k in (*_node_keys(p), *(join_path(p, e) for e in extra))]
+    keys += _node_keys(path)
     values = store.get_many(keys)
     missing = []
     snapshots = False
+    steps = path.split("/")
     for i, ancestor in enumerate(candidates):
-        v3_raw, array_raw, group_raw = values[3 * i:3 * i + 3]
+        v3_raw, array_raw, group_raw, *more = values[width * i:width * (i + 1)]
         is_array = array_raw is not None
+        attributes: Any = None
         if v3_raw is not None:
-            document = load_json_object(v3_raw, key=keys[3 * i])
+            document = load_json_object(v3_raw, key=keys[width * i])
             is_array = is_array or document.get("node_type") == "array"
             snapshots = snapshots or isinstance(document.get("consolidated_metadata"), dict)
+            attributes = document.get("attributes")
+        elif more:
+            attributes_raw, zmetadata_raw = more
+            snapshots = snapshots or zmetadata_raw is not None
+            if attributes_raw is not None:
+                attributes = load_json_object(attributes_raw, key=keys[width * i + 3])
         if is_array:
             raise ContainsNodeError(
                 f"cannot create a node under {path!r}: {ancestor or '/'!r} is an array"
             )
         if v3_raw is None and group_raw is None:
             missing.append(ancestor)
+        _refuse_link_name(attributes, steps[i], ancestor)
     existing = _kind_of(keys[-3], *values[-3:])
     return _Site(missing, existing, snapshots)
+
+
+def _refuse_link_name(attributes: Any, name: str, group_path: str) -> None:
+    links = attributes.get(LINK_ATTRIBUTE) if isinstance(attributes, dict) else None
+    if isinstance(links, list) and any(
+            isinstance(link, dict) and link.get("name") == name for link in links):
+        raise ContainsNodeError(
+            f"{name!r} is a link of group {'/' + group_path!r}; delete the link first")
 
 
 def _kind_of(v3_key: str, v3_raw: Any, array_raw: Any, group_raw: Any) -> NodeKind | None:
@@ -373,6 +400,7 @@ def delete_node(store: Store, path: str) -> None:
     store.delete_prefix(key_prefix(path))
     if path:
         record_changes(store, {path: None})
+        record_documents_v2(store, {}, removed=[path])
 
 
 def create_group_node(
@@ -407,7 +435,7 @@ def _write_node(store: Store, path: str, key: str, document: dict[str, Any],
     ``overwrite`` one wins and the other gets ContainsNodeError, never a silent loss.
     """
     encoded = dump_json(document)
-    site = _inspect_site(store, path)
+    site = _inspect_site(store, path, zarr_format)
     _clear_for_new_node(store, path, site.existing, overwrite=overwrite)
     if site.missing:
         empty_group = group_document(zarr_format)
@@ -420,10 +448,19 @@ def _write_node(store: Store, path: str, key: str, document: dict[str, Any],
             f"a node was created at path {path or '/'!r} by another writer meanwhile")
     if attributes_doc is not None:
         store.set(join_path(path, ZATTRS), attributes_doc)
-    # Only format 3 keeps snapshots up to date, and only ancestors can hold one (the read
-    # above saw them all): with none there, skip record_changes' reads.
+    # Only ancestors can hold a format-3 snapshot (the read above saw them all): with
+    # none there, skip record_changes' reads.
     if zarr_format == 3 and site.snapshots:
         _record_created(store, site.missing, path, document)
+    elif zarr_format == 2 and site.snapshots:
+        documents: dict[str, dict[str, Any] | None] = {
+            group_metadata_key(ancestor, 2): GroupMetadataV2().to_json()
+            for ancestor in site.missing}
+        documents[key] = document
+        if attributes_doc is not None:
+            attributes_key = join_path(path, ZATTRS)
+            documents[attributes_key] = load_json_object(attributes_doc, key=attributes_key)
+        record_documents_v2(store, documents)
 
 
 def _record_created(store: Store, missing: list[str], path: str,
