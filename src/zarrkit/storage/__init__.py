@@ -5,17 +5,37 @@
 True
 """
 
+from typing import TYPE_CHECKING
+
 from zarrkit.storage.base import ListableStore, ReadableStore, Store, WritableStore
 from zarrkit.storage.directory import DirectoryStore
+from zarrkit.storage.http import HTTPStore
 from zarrkit.storage.memory import MemoryStore
+from zarrkit.storage.sqlite import SQLiteStore
 from zarrkit.storage.zip import ZipStore
+
+if TYPE_CHECKING:
+    from zarrkit.storage.lmdb import LMDBStore
 
 __all__ = [
     "DirectoryStore",
+    "HTTPStore",
+    "LMDBStore",
     "ListableStore",
     "MemoryStore",
     "ReadableStore",
+    "SQLiteStore",
     "Store",
     "WritableStore",
     "ZipStore",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # LMDBStore needs the optional ``lmdb`` package: imported on first use, so that
+    # zarrkit works without it.
+    if name == "LMDBStore":
+        from zarrkit.storage.lmdb import LMDBStore
+
+        return LMDBStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
