@@ -79,6 +79,25 @@ def _read_all(read: Callable[[int, int], bytes], offset: int, length: int) -> by
     return b"".join(parts)
 
 
+def single_file_key_lock(identity: Hashable, key: str, real_path: str
+                         ) -> AbstractContextManager[None]:
+    """The key lock of a store kept in one file (SQLite, LMDB): the in-process lock of
+    ``identity`` and, with ``zarrkit.config.file_locks``, an OS lock whose file lives in
+    the side directory ``.zarrkit-tmp-<file name>`` beside the file, as a
+    DirectoryStore's lives beside its root.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "db")
+    >>> with single_file_key_lock(("example", path), "a/0", path):
+    ...     pass
+    """
+    lock_file = None
+    if config.file_locks:
+        directory, name = os.path.split(real_path)
+        lock_file = os.path.join(directory, f"{TEMP_PREFIX}{name}", LOCK_FILE_NAME)
+    return key_lock(identity, key, lock_file)
+
+
 class DirectoryStore(Store):
     """Keys as files under ``root``.
 

@@ -69,9 +69,8 @@ from zarrkit.errors import (
     StoreLockedError,
 )
 from zarrkit.storage.base import Buffer, Store
-from zarrkit.storage.directory import LOCK_FILE_NAME, TEMP_PREFIX
+from zarrkit.storage.directory import single_file_key_lock
 from zarrkit.storage.keys import validate_key, validate_prefix
-from zarrkit.storage.locking import key_lock
 from zarrkit.storage.sqlite import contiguous
 
 __all__ = ["DEFAULT_MAP_SIZE", "LMDBStore"]
@@ -383,11 +382,7 @@ class LMDBStore(Store):
         ...     with s.key_lock("a/0"):
         ...         pass
         """
-        lock_file = None
-        if config.file_locks:
-            directory, name = os.path.split(self._real)
-            lock_file = os.path.join(directory, f"{TEMP_PREFIX}{name}", LOCK_FILE_NAME)
-        return key_lock(self.lock_identity, key, lock_file)
+        return single_file_key_lock(self.lock_identity, key, self._real)
 
     # --- readable ---------------------------------------------------------------------------
     def _get(self, key: str) -> bytes | None:
