@@ -86,20 +86,26 @@ def open_group(
     zarr_format: int | None = None,
     consolidated: bool | None = None,
     attributes: dict[str, Any] | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> Group:
     """Open a group, creating it when the mode allows.
 
     ``consolidated=True`` reads all metadata from ``.zmetadata`` with no listing;
-    ``None`` uses it when present in read-only mode.
+    ``None`` uses it when present in read-only mode. ``storage_options`` configure a URL's
+    store (``s3://bucket/x.zarr``: credentials, endpoint...; see
+    :func:`zarrkit.storage.resolve.make_store`).
 
     >>> import zarrkit as zk
     >>> g = zk.open_group({}, mode="w", attributes={"title": "demo"})
     >>> g.attrs["title"]
     'demo'
+    >>> _ = zk.open_group("memory://api-doc", mode="w", attributes={"n": 1})
+    >>> zk.open_group("memory://api-doc", mode="r").attrs["n"]  # the same store, by name
+    1
     """
     _check_mode(mode)
     _check_format(zarr_format)
-    store_obj = make_store(store, mode=mode)
+    store_obj = make_store(store, mode=mode, storage_options=storage_options)
     node_path = normalize_path(path)
     read_only = mode == "r"
     if mode in ("r", "r+"):
@@ -135,6 +141,7 @@ def group(
     path: str | None = None,
     zarr_format: int | None = None,
     attributes: dict[str, Any] | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> Group:
     """Open or create a group (``overwrite=True`` replaces what is there).
 
@@ -143,12 +150,14 @@ def group(
     '/'
     """
     return open_group(store, mode="w" if overwrite else "a", path=path,
-                      zarr_format=zarr_format, attributes=attributes)
+                      zarr_format=zarr_format, attributes=attributes,
+                      storage_options=storage_options)
 
 
 def create_group(store: Any = None, *, path: str | None = None, overwrite: bool = False,
                  attributes: dict[str, Any] | None = None,
-                 zarr_format: int | None = None) -> Group:
+                 zarr_format: int | None = None,
+                 storage_options: dict[str, Any] | None = None) -> Group:
     """Create a group; an existing node is an error unless ``overwrite``.
 
     >>> import zarrkit as zk
@@ -156,7 +165,8 @@ def create_group(store: Any = None, *, path: str | None = None, overwrite: bool 
     'a/b'
     """
     return open_group(store, mode="w" if overwrite else "w-", path=path,
-                      zarr_format=zarr_format, attributes=attributes)
+                      zarr_format=zarr_format, attributes=attributes,
+                      storage_options=storage_options)
 
 
 def open_array(
@@ -167,6 +177,7 @@ def open_array(
     zarr_format: int | None = None,
     write_empty_chunks: bool | None = None,
     mmap: bool = False,
+    storage_options: dict[str, Any] | None = None,
     **create_kwargs: Any,
 ) -> Array:
     """Open an array; with mode ``w``/``w-`` (or ``a`` when missing), create it from
@@ -185,7 +196,7 @@ def open_array(
     """
     _check_mode(mode)
     _check_format(zarr_format)
-    store_obj = make_store(store, mode=mode)
+    store_obj = make_store(store, mode=mode, storage_options=storage_options)
     node_path = normalize_path(path)
     existing = None if mode in ("w", "w-") else find_node(store_obj, node_path,
                                                          zarr_format=zarr_format)
@@ -213,6 +224,7 @@ def open(  # noqa: A001 - zarr-python's name
     mode: str = "a",
     path: str | None = None,
     zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Array | Group:
     """Open the array or group at ``path``, whichever it is; create a group (or an array,
@@ -224,7 +236,7 @@ def open(  # noqa: A001 - zarr-python's name
     """
     _check_mode(mode)
     _check_format(zarr_format)
-    store_obj = make_store(store, mode=mode)
+    store_obj = make_store(store, mode=mode, storage_options=storage_options)
     node_path = normalize_path(path)
     found = find_node(store_obj, node_path, zarr_format=zarr_format) if mode != "w" else None
     if (found is not None and found.kind == "array") or (found is None and "shape" in kwargs):
@@ -246,6 +258,7 @@ def create_array(
     overwrite: bool = False,
     write_empty_chunks: bool | None = None,
     data: Any = None,
+    storage_options: dict[str, Any] | None = None,
     **options: Any,
 ) -> Array:
     """Create an array in ``store`` at ``name``; missing parent groups are created.
@@ -262,7 +275,7 @@ def create_array(
     ('/', 'delta')
     """
     _check_format(zarr_format)
-    store_obj = make_store(store, mode="a")
+    store_obj = make_store(store, mode="a", storage_options=storage_options)
     path = normalize_path(name)
     metadata = array_metadata(zarr_format=zarr_format or config.default_zarr_format, shape=shape,
                               dtype=dtype, attributes=attributes, **options)
@@ -280,6 +293,7 @@ def from_array(
     data: Any,
     name: str | None = None,
     chunks: Any = None,
+    storage_options: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Array:
     """Create an array holding a copy of ``data`` (a numpy array, a zarrkit Array or
@@ -300,10 +314,11 @@ def from_array(
         source = np.asarray(data)
     return create_array(store, name=name, shape=np.shape(source),
                         dtype=kwargs.pop("dtype", source.dtype), chunks=chunks, data=source,
-                        **kwargs)
+                        storage_options=storage_options, **kwargs)
 
 
-def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = None) -> Group:
+def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = None, *,
+                         storage_options: dict[str, Any] | None = None) -> Group:
     """Gather the metadata of every node under ``path`` so the hierarchy opens with no
     listing, as zarr-python does: inline ``consolidated_metadata`` in the group's
     ``zarr.json`` (format 3) or a ``.zmetadata`` document (format 2). Return the group.
@@ -316,7 +331,7 @@ def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = N
     >>> again.consolidated, list(again)
     (True, ['a'])
     """
-    store_obj = make_store(store, mode="a")
+    store_obj = make_store(store, mode="a", storage_options=storage_options)
     group_path = normalize_path(path)
     prefix = key_prefix(group_path)
     found = find_node(store_obj, group_path, zarr_format=zarr_format)

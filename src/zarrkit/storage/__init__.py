@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from zarrkit.storage.base import ListableStore, ReadableStore, Store, WritableStore
 from zarrkit.storage.directory import DirectoryStore
+from zarrkit.storage.fsspec_store import FsspecStore
 from zarrkit.storage.http import HTTPStore
 from zarrkit.storage.memory import MemoryStore
 from zarrkit.storage.sqlite import SQLiteStore
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DirectoryStore",
+    "FsspecStore",
     "HTTPStore",
     "LMDBStore",
     "ListableStore",
