@@ -638,3 +638,18 @@ def test_nan_attribute_never_reaches_the_store() -> None:
         assert dict(store._data) == before
         assert dict(zk.open_group(store, mode="r").attrs) == {"ok": 1}
     _strict_json(store.get(".zattrs"))
+
+
+def test_open_group_in_mode_a_honours_consolidated_and_read_only_stores() -> None:
+    from zarrkit.storage import MemoryStore
+
+    data: dict[str, bytes] = {}
+    root = zk.group(data, zarr_format=3)
+    root.create_array("a", shape=(2,), dtype="u1")
+    zk.consolidate_metadata(data)
+    opened = zk.open_group(data, consolidated=True)  # mode "a"
+    assert opened.consolidated and list(opened) == ["a"]
+    read_only = zk.open_group(MemoryStore(data, read_only=True))  # mode "a"
+    assert read_only.read_only and read_only.consolidated
+    with pytest.raises(zk.errors.ReadOnlyError):
+        read_only.create_group("new")

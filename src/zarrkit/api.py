@@ -107,6 +107,11 @@ def open_group(
     _check_format(zarr_format)
     store_obj = make_store(store, mode=mode, storage_options=storage_options)
     node_path = normalize_path(path)
+    if mode == "a" and (store_obj.read_only or consolidated):
+        # Nothing may be created in a read-only store (HTTP), and asking for consolidated
+        # metadata means the group exists: open it as mode "r"/"r+" would, instead of
+        # silently ignoring the snapshot.
+        mode = "r" if store_obj.read_only else "r+"
     read_only = mode == "r"
     if mode in ("r", "r+"):
         snapshot = None
