@@ -157,7 +157,9 @@ class Writer:
         """SIGKILL the writer; return every key it reported written."""
         os.kill(self.process.pid, signal.SIGKILL)
         out, _ = self.process.communicate()
-        self.written += [k for k in out.splitlines() if k not in ("ready", "done")
+        # Only whole lines: the kill may cut the writer's last report short.
+        complete = out.split("\n")[:-1]
+        self.written += [k for k in complete if k and k not in ("ready", "done")
                          and not k.startswith(">")]
         return self.written
 
