@@ -61,10 +61,18 @@ __all__ = [
 ]
 
 
+# Dask functions, resolved (and dask imported) on first use, not with zarrkit.
+_DASK_FUNCTIONS = ("to_dask", "from_dask", "store")
+
+
 def __getattr__(name: str) -> Any:
     # zarrkit.models needs pydantic: imported when first used, not with zarrkit.
     if name == "models":
         import importlib
 
         return importlib.import_module("zarrkit.models")
+    if name in _DASK_FUNCTIONS:
+        import importlib
+
+        return getattr(importlib.import_module("zarrkit.dask"), name)
     raise AttributeError(f"module 'zarrkit' has no attribute {name!r}")

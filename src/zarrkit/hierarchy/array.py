@@ -581,6 +581,18 @@ class Array:
         """Chunk-grid indexing: ``a.blocks[0, 1]`` is one whole chunk."""
         return BlockIndex(self)
 
+    def to_dask(self, chunks: Any = None) -> Any:
+        """A dask array reading this array lazily: one task per chunk (per shard when
+        sharded) unless ``chunks`` says otherwise; see :func:`zarrkit.dask.to_dask`.
+
+        >>> import zarrkit as zk
+        >>> zk.from_array({}, data=np.arange(6), chunks=(4,)).to_dask().chunks
+        ((4, 2),)
+        """
+        from zarrkit.dask import to_dask
+
+        return to_dask(self, chunks)
+
     def _chunk_key(self, chunk_coords: tuple[int, ...]) -> str:
         return self._prefix + self._metadata.chunk_key(chunk_coords)
 
