@@ -61,6 +61,16 @@ TESTS: dict[str, list[str]] = {
         "tests/test_reliability_store.py",
         "tests/test_zip_reliability.py",
         "tests/test_mutation_storage.py",
+        "tests/test_mutation_zip.py",
+    ],
+    # tests/test_reliability_store.py is left out for zip.py: with ZipStore's methods
+    # trampolined, its threaded array writes crash mutmut 3.8.1's stats collection
+    # (SIGSEGV in MutmutCallStack.set, reproducibly).
+    "storage/zip.py": [
+        "tests/test_storage.py",
+        "tests/test_zip_reliability.py",
+        "tests/test_mutation_storage.py",
+        "tests/test_mutation_zip.py",
     ],
     "metadata/fill_value.py": [
         "tests/test_metadata_v3.py",
