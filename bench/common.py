@@ -99,6 +99,7 @@ class Sizes:
     s5: tuple[int, ...] = field(init=False)
     s6: tuple[int, ...] = field(init=False)
     s8: tuple[int, ...] = field(init=False)
+    s12_shards: tuple[int, ...] = field(init=False)
     n_reads: int = field(init=False)
     n_arrays: int = field(init=False)
     s10_seconds: float = field(init=False)
@@ -112,6 +113,9 @@ class Sizes:
         set_(self, "s5", (1024, 1024) if quick else (4096, 4096))
         set_(self, "s6", (64, 256, 256) if quick else (256, 512, 512))
         set_(self, "s8", (64, 256, 512) if quick else (256, 512, 1024))
+        # S12 reads S8's shape (256 MiB, quick 16 MiB); quick shards are smaller than S7's
+        # so that its partial read still spans 4 shards (a 1x2x4 shard grid either way).
+        set_(self, "s12_shards", (64, 128, 128) if quick else (256, 256, 256))
         set_(self, "n_reads", 1000 // self.scale)
         set_(self, "n_arrays", 1000 // self.scale)
         # Each S10 selection is called for this long (at least 5 calls) per process.
@@ -134,6 +138,9 @@ def dataset_specs(sizes: Sizes) -> dict[str, ArraySpec]:
         "s6": ArraySpec(sizes.s6, (32, 32, 32), "blosc-lz4"),
         "s7": ArraySpec(big, (32, 32, 32), "blosc-zstd",
                         shards=clip_shards((256, 256, 256), big)),
+        # S12, read over HTTP: S2's chunks and S7's inner chunks on S8's 256 MiB shape.
+        "s12": ArraySpec(sizes.s8, (128, 128, 128), "blosc-zstd"),
+        "s12s": ArraySpec(sizes.s8, (32, 32, 32), "blosc-zstd", shards=sizes.s12_shards),
     }
 
 
@@ -156,7 +163,8 @@ S10_CHUNKS = (15158, 1, 1, 5)
 SOURCE_SALTS = {"big": 1, "s5": 5, "s6": 6, "s8": 8}
 """Raw sources and the salt of their random draws: S1–S4 and S7 share ``big``."""
 
-DATASET_SOURCES = {"s2": "big", "s3": "big", "s4": "big", "s5": "s5", "s6": "s6", "s7": "big"}
+DATASET_SOURCES = {"s2": "big", "s3": "big", "s4": "big", "s5": "s5", "s6": "s6", "s7": "big",
+                   "s12": "s8", "s12s": "s8"}
 """The source each read dataset is written from."""
 
 
@@ -289,6 +297,50 @@ def box_index_arrays(corners: np.ndarray[Any, Any], side: int
         arrays.append(corners[:, axis].reshape(count, *([1] * ndim))
                       + offsets.reshape(along)[None])
     return tuple(np.ascontiguousarray(a) for a in np.broadcast_arrays(*arrays))
+
+
+S12_PARTIAL_READS = {
+    "partial one shard": "4 inner chunks in one shard",
+    "partial four shards": "8 inner chunks across 4 shards",
+}
+"""S12's sharded partial reads: metric key -> what it reads."""
+
+S12_MAX_GAP = 1 << 16
+"""Byte ranges of one shard this close are one request in S12's minimum count (the gap
+zarrkit's sharding codec coalesces over): reading up to 64 KiB more is cheaper than a
+second request."""
+
+
+def s12_partial_reads(spec: ArraySpec) -> dict[str, tuple[slice, ...]]:
+    """S12's two partial reads of the sharded layout, by metric key: unaligned boxes that
+    touch 4 inner chunks (1x1x4) of the first shard, and 8 (1x2x4) around the corner where
+    4 shards meet (2 inner chunks, adjacent along the last axis, in each)."""
+    assert spec.shards is not None
+    c0, c1, c2 = spec.chunks
+    _, s1, s2 = spec.shards
+    return {
+        "partial one shard": (slice(c0 + 2, 2 * c0 - 2), slice(c1 + 2, 2 * c1 - 2),
+                              slice(2, 4 * c2 - 2)),
+        "partial four shards": (slice(c0 + 2, 2 * c0 - 2), slice(s1 - c1 + 2, s1 + c1 - 2),
+                                slice(s2 - 2 * c2 + 2, s2 + 2 * c2 - 2)),
+    }
+
+
+def merge_ranges(ranges: Iterable[tuple[int, int]], max_gap: int) -> list[tuple[int, int]]:
+    """``(offset, nbytes)`` ranges merged where they overlap or lie at most ``max_gap``
+    bytes apart, in offset order.
+
+    >>> merge_ranges([(100, 10), (0, 10), (15, 5), (5000, 1)], max_gap=10)
+    [(0, 20), (100, 10), (5000, 1)]
+    """
+    merged: list[tuple[int, int]] = []
+    for offset, nbytes in sorted(ranges):
+        if merged and offset <= merged[-1][0] + merged[-1][1] + max_gap:
+            start, length = merged[-1]
+            merged[-1] = (start, max(start + length, offset + nbytes) - start)
+        else:
+            merged.append((offset, nbytes))
+    return merged
 
 
 def s10_data() -> np.ndarray[Any, Any]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from common import LIB_LABELS, case_libs
+from common import LIB_LABELS, S12_PARTIAL_READS, case_libs
 
 PEERS = ("zarr", "zarr-fused", "tensorstore", "pydantic-zarr")
 
@@ -84,6 +84,13 @@ METRICS: tuple[Metric, ...] = (
        "≤ 50 µs, ≥ 10x zarr-python"),
     _m("S10", "S10", "vindex", "`a.vindex[5 points]`", "µs/call", False,
        "≤ 50 µs, ≥ 10x zarr-python"),
+    _m("S12", "S12", "read-all", "HTTP read-all, 128^3 chunks, blosc zstd 3", "GB/s", True,
+       "≥ fastest peer"),
+    _m("S12", "S12", "sharded read-all", "HTTP read-all, sharded (32^3 inner chunks)", "GB/s",
+       True, "≥ fastest peer"),
+    *(_m("S12", "S12", key, f"HTTP sharded partial read, {what}: server-side requests",
+         "requests", False, "= minimum (1 index read per shard + coalesced ranges)")
+      for key, what in S12_PARTIAL_READS.items()),
     _m("S13", "S13v2", "from_store", "v2: `GroupSpec.from_store`, consolidated, {n} arrays",
        "s", False, "≥ 5x pydantic-zarr"),
     _m("S13", "S13v2", "to_store", "v2: `spec.to_store` (new path)", "s", False,
@@ -177,6 +184,8 @@ class Context:
     sizes: Any
     shard_bytes: int
     s8_bytes: int
+    # S12: the least requests of each partial read, by row id.
+    minimum_requests: dict[str, int] = field(default_factory=dict)
 
 
 def _median_of(ctx: Context, row_id: str, lib: str) -> float | None:
@@ -245,6 +254,12 @@ def check_target(metric: Metric, ctx: Context) -> tuple[str, str]:
     elif metric.case == "S10":
         checks.append((zk <= 50.0, f"{zk:.0f} µs"))
         vs_lib("zarr", 10.0)
+    elif metric.case == "S12" and metric.unit == "requests":
+        minimum = ctx.minimum_requests.get(row)
+        if minimum is not None:
+            checks.append((zk == minimum, f"{zk:.0f} requests, minimum {minimum}"))
+    elif metric.case == "S12":
+        vs_peer(1.0)
     elif metric.case == "S13":
         vs_lib("pydantic-zarr", 5.0)
     if not checks:
@@ -258,13 +273,16 @@ def label(metric: Metric, ctx: Context) -> str:
     return metric.label.format(n=ctx.sizes.n_arrays)
 
 
-def cell(samples: Samples | None, show_rss: bool) -> str:
-    """A library's cell: median (min–max), and its process's median peak RSS."""
+def cell(samples: Samples | None, show_rss: bool, counts: bool = False) -> str:
+    """A library's cell: median (min–max), and its process's median peak RSS; ``counts``
+    (request counts) are whole numbers."""
     if samples is None:
         return "—"
     if samples.error and not samples.values:
         return f"error: {samples.error}"
-    text = f"{fmt(samples.median)} ({fmt(min(samples.values))}–{fmt(max(samples.values))})"
+    number = (lambda v: f"{v:.0f}") if counts else fmt
+    text = (f"{number(samples.median)} ({number(min(samples.values))}–"
+            f"{number(max(samples.values))})")
     if show_rss and samples.rss_kib:
         text += f" · {fmt_bytes_kib(statistics.median(samples.rss_kib))}"
     if samples.wrong:
@@ -296,7 +314,7 @@ def results_table(ctx: Context, libs: Sequence[str], fused_note: str) -> list[st
             elif metric.key == "create" and lib == "tensorstore":
                 cells.append("— (no groups/attributes)")
             else:
-                cells.append(cell(by_lib.get(lib), show_rss))
+                cells.append(cell(by_lib.get(lib), show_rss, metric.unit == "requests"))
         peer_lib, peer = fastest_peer(metric, by_lib, ctx.results)
         zk = by_lib.get("zarrkit")
         r = ratio(metric, zk.median if zk and not zk.wrong else None, peer)
@@ -339,10 +357,12 @@ def ratio_text_table(ctx: Context) -> str:
         peer_lib, peer = fastest_peer(metric, by_lib, ctx.results)
         r = ratio(metric, zk_value if zk and not zk.wrong else None, peer)
         met, _ = check_target(metric, ctx)
+        number = (lambda v: "—" if v is None else f"{v:.0f}") if (
+            metric.unit == "requests") else fmt
         rows.append((
             metric.case, f"{label(metric, ctx)} [{metric.unit}]",
-            fmt(zk_value) + (" WRONG" if zk and zk.wrong else ""),
-            f"{fmt(peer)} {LIB_LABELS.get(peer_lib or '', '')}".strip(),
+            number(zk_value) + (" WRONG" if zk and zk.wrong else ""),
+            f"{number(peer)} {LIB_LABELS.get(peer_lib or '', '')}".strip(),
             f"{r:.2f}x" if r is not None else "—", met,
         ))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]

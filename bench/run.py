@@ -1,4 +1,4 @@
-"""Run zarrkit's benchmark suite (cases S1–S10 and S13 of BENCHMARKS.md) against its peers.
+"""Run zarrkit's benchmark suite (cases S1–S10, S12 and S13 of BENCHMARKS.md) against its peers.
 
     .venv/bin/python bench/run.py --out docs/benchmarks.md   # full mode (what `make bench` runs)
     .venv/bin/python bench/run.py --quick               # sizes / 16, prints the ratio table
@@ -11,11 +11,14 @@ and min–max over the repeats. Read cases read identical bytes, written once by
 and checked with every library before any timing; every timed read is checksummed against
 the source data too, and zarrkit's writes are read back with tensorstore. S13 compares
 zarrkit's object model with pydantic-zarr's (``CASE_LIBS``) instead of the Zarr peers.
+S12 reads over HTTP from a server the run starts in a process of its own on 127.0.0.1
+(``http_server.py``), which counts the requests.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -29,17 +32,20 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import http_server
 from common import (
     DATASET_SOURCES,
     LIB_LABELS,
     LIBS,
     S10_CHUNKS,
     S10_SHAPE,
+    S12_MAX_GAP,
+    S12_PARTIAL_READS,
     THREADS,
     ArraySpec,
     Sizes,
@@ -62,12 +68,14 @@ BENCH_DIR = Path(__file__).resolve().parent
 WORKER = BENCH_DIR / "worker.py"
 
 TASKS = ("S1", "S2", "S3w", "S3r", "S4", "S5", "S6", "S7", "S8", "S9v2", "S9v3", "S10",
-         "S13v2", "S13v3")
+         "S12", "S13v2", "S13v3")
 """Child tasks in run order; a task belongs to the case its name starts with."""
 
 TASK_SOURCES = {"S1": "big", "S2": "big", "S3w": "big", "S3r": "big", "S4": "big",
-                "S5": "s5", "S6": "s6", "S7": "big", "S8": "s8"}
-TASK_DATASETS = {"S2": "s2", "S3r": "s3", "S4": "s4", "S5": "s5", "S6": "s6", "S7": "s7"}
+                "S5": "s5", "S6": "s6", "S7": "big", "S8": "s8", "S12": "s8"}
+TASK_DATASETS = {"S2": ("s2",), "S3r": ("s3",), "S4": ("s4",), "S5": ("s5",), "S6": ("s6",),
+                 "S7": ("s7",), "S12": ("s12", "s12s")}
+"""The prepared datasets each read task reads."""
 WRITE_TASKS = {"S1": "big", "S3w": "big", "S5": "s5", "S8": "s8"}
 REFERENCE_WRITER = "tensorstore"
 """Writes the read datasets: the reference implementation, so zarrkit's reads are checked
@@ -163,6 +171,8 @@ class Suite:
         self.libs: list[str] = []
         self.bad_datasets: dict[str, set[str]] = {}
         self.expected: dict[str, dict[str, int]] = {}
+        self.s12_minimum: dict[str, dict[str, int]] = {}
+        self.http_served: dict[str, list[dict[str, Any]]] = {}
         self.written_files: dict[str, dict[str, list[str]]] = {}
 
     # --- set-up --------------------------------------------------------------------------
@@ -205,7 +215,7 @@ class Suite:
 
     def prepare(self) -> None:
         """Write the read datasets once and check every library reads the same values."""
-        datasets = sorted({TASK_DATASETS[t] for t in self.tasks if t in TASK_DATASETS}
+        datasets = sorted({d for t in self.tasks for d in TASK_DATASETS.get(t, ())}
                           | {"s2", "s4"})  # the file-read limits need s2 and s4
         specs = dataset_specs(self.sizes)
         t0 = time.perf_counter()
@@ -250,6 +260,7 @@ class Suite:
         if not child.ok:
             raise SystemExit(f"cannot compute the expected values: {child.error}")
         self.expected = child.result["checks"]
+        self.s12_minimum = child.result.get("s12_minimum", {})
 
     def measure_limits(self) -> None:
         """memcpy, file reads and the codec on 2 threads, in a child like the cases."""
@@ -357,47 +368,109 @@ class Suite:
                               f"{problem}.")
         log(f"  {task} {lib} output read back: {'ok' if ok else 'FAILED'}")
 
+    @contextlib.contextmanager
+    def server(self, task: str) -> Iterator[dict[str, Any]]:
+        """The fields a task's children need besides :meth:`base_task`: for S12, the URL of
+        an HTTP server serving the prepared datasets, started in a process of its own for
+        the task's duration (so it never shares a GIL with the measured client)."""
+        if task != "S12":
+            yield {}
+            return
+        with http_server.serve(self.root / "datasets", env=child_env()) as url:
+            log(f"{task}: HTTP server at {url}")
+            yield {"url": url}
+
     def measure(self) -> None:
         """Every task, repeated, with the libraries interleaved and rotated."""
-        out_root = self.root / "out"
         for task in self.tasks:
-            expected = self.expected.get(task, {})
-            dataset = TASK_DATASETS.get(task)
-            failed: set[str] = set()
-            libs = self.task_libs(task)
-            for repeat in range(self.args.repeat):
-                shift = repeat % len(libs)
-                for lib in libs[shift:] + libs[:shift]:
-                    if lib in failed:
-                        continue
-                    if dataset and lib in self.bad_datasets.get(dataset, set()):
-                        # It could not read the dataset right: its timing means nothing.
-                        failed.add(lib)
-                        for metric in METRICS:
-                            if metric.task == task:
-                                self.samples(task, metric.key, lib).error = (
-                                    f"not timed: could not read dataset {dataset} back")
-                        continue
-                    out = out_root / f"{task}-{lib}-{repeat}"
-                    # Flush earlier writes now, so their writeback does not land in this
-                    # child's timed region; the page cache stays warm.
-                    os.sync()
-                    child = run_child(self.base_task(task="measure", case=task, lib=lib,
-                                                     out=str(out)), self.timeout)
-                    self.record(task, lib, child, expected)
-                    summary = ", ".join(f"{k}={v['value']:.4g}" for k, v in
-                                        child.result.get("metrics", {}).items())
-                    log(f"{task} {lib} #{repeat}: {summary or child.error} "
-                        f"({child.wall:.1f} s, rss {child.maxrss_kib / 1024:.0f} MiB)")
-                    if not child.ok:
-                        failed.add(lib)
-                        self.notes.append(f"{task}: {LIB_LABELS[lib]} failed: {child.error}")
-                    elif repeat == 0 and (task.startswith("S13") or lib == "zarrkit" and (
-                            task in WRITE_TASKS or task.startswith("S9"))):
-                        # S13 checks both libraries' output: they must do the same work.
-                        self.verify_write(task, lib, out)
-                    shutil.rmtree(out, ignore_errors=True)
+            with self.server(task) as fields:
+                self.measure_task(task, fields)
         self.compare_written_files()
+
+    def measure_task(self, task: str, fields: dict[str, Any]) -> None:
+        """One task, repeated, with the libraries interleaved and rotated."""
+        out_root = self.root / "out"
+        expected = self.expected.get(task, {})
+        datasets = TASK_DATASETS.get(task, ())
+        failed: set[str] = set()
+        libs = self.task_libs(task)
+        for repeat in range(self.args.repeat):
+            shift = repeat % len(libs)
+            for lib in libs[shift:] + libs[:shift]:
+                if lib in failed:
+                    continue
+                bad = [d for d in datasets if lib in self.bad_datasets.get(d, set())]
+                if bad:
+                    # It could not read the dataset right: its timing means nothing.
+                    failed.add(lib)
+                    for metric in METRICS:
+                        if metric.task == task:
+                            self.samples(task, metric.key, lib).error = (
+                                f"not timed: could not read dataset {', '.join(bad)} back")
+                    continue
+                out = out_root / f"{task}-{lib}-{repeat}"
+                # Flush earlier writes now, so their writeback does not land in this
+                # child's timed region; the page cache stays warm.
+                os.sync()
+                child = run_child(self.base_task(task="measure", case=task, lib=lib,
+                                                 out=str(out), **fields), self.timeout)
+                self.record(task, lib, child, expected)
+                summary = ", ".join(f"{k}={v['value']:.4g}" for k, v in
+                                    child.result.get("metrics", {}).items())
+                log(f"{task} {lib} #{repeat}: {summary or child.error} "
+                    f"({child.wall:.1f} s, rss {child.maxrss_kib / 1024:.0f} MiB)")
+                if not child.ok:
+                    failed.add(lib)
+                    self.notes.append(f"{task}: {LIB_LABELS[lib]} failed: {child.error}")
+                elif repeat == 0 and (task.startswith("S13") or lib == "zarrkit" and (
+                        task in WRITE_TASKS or task.startswith("S9"))):
+                    # S13 checks both libraries' output: they must do the same work.
+                    self.verify_write(task, lib, out)
+                if child.ok and "http" in child.result:
+                    self.http_served.setdefault(lib, []).append(child.result["http"])
+                shutil.rmtree(out, ignore_errors=True)
+
+    def http_notes(self) -> list[str]:
+        """S12: what the server counted for each library (the first repeat; request counts
+        are the same in every repeat, or the note says so), and the least counts."""
+        if not self.http_served:
+            return []
+        notes = []
+        for key, what in S12_PARTIAL_READS.items():
+            least = self.s12_minimum.get(key)
+            if least:
+                notes.append(
+                    f"S12 {what}: touches {least['inner chunks']} inner chunks in "
+                    f"{least['shards']} shard{'s' if least['shards'] != 1 else ''}; the least "
+                    f"requests are {least['minimum']} "
+                    f"(one suffix-range index read per shard, then the inner chunks' byte "
+                    f"ranges merged where at most {S12_MAX_GAP // 1024} KiB apart: "
+                    f"{least['bytes']} bytes; merging only ranges that touch would take "
+                    f"{least['contiguous']}).")
+        for lib in LIB_LABELS:
+            runs = self.http_served.get(lib)
+            if not runs:
+                continue
+            parts = []
+            for key, served in runs[0].items():
+                counts = sorted({run[key]["requests"] for run in runs if key in run})
+                count = "/".join(map(str, counts))
+                statuses = ", ".join(f"{n}x {status}" for status, n in
+                                     sorted(served["statuses"].items()))
+                parts.append(f"{key}: {count} requests, {served['bytes'] / 2**20:.2f} MiB "
+                             f"({statuses})")
+            notes.append(f"S12 server-side counts, {LIB_LABELS[lib]} (read-alls include "
+                         f"opening the array): {'; '.join(parts)}.")
+            first = runs[0]
+            for key in S12_PARTIAL_READS:
+                log_ = first.get(key, {}).get("log", [])
+                if log_:
+                    requests = ", ".join(f"{path.rsplit('/c/', 1)[-1]} {rng or 'whole'}"
+                                         for _, path, rng, _, _ in log_[:12])
+                    more = len(log_) > 12 or first[key]["requests"] > len(log_)
+                    notes.append(f"S12 {key}, {LIB_LABELS[lib]}'s requests (shard, Range): "
+                                 f"{requests}{', ...' if more else ''}.")
+        return notes
 
     def profile(self, directory: Path) -> None:
         """cProfile of one zarrkit child per task, twice: with the measured thread count
@@ -411,9 +484,11 @@ class Suite:
                 out = self.root / "out" / f"profile-{task}"
                 target = directory / f"{task}-{threads}thread.txt"
                 os.sync()
-                child = run_child(self.base_task(task="measure", case=task, lib="zarrkit",
-                                                 out=str(out), profile=str(target)),
-                                  self.timeout, env=env)
+                with self.server(task) as fields:
+                    child = run_child(self.base_task(task="measure", case=task, lib="zarrkit",
+                                                     out=str(out), profile=str(target),
+                                                     **fields),
+                                      self.timeout, env=env)
                 shutil.rmtree(out, ignore_errors=True)
                 log(f"profile {task}, {threads} thread(s): "
                     f"{target if child.ok else child.error}")
@@ -462,7 +537,8 @@ def render(suite: Suite, command: str, elapsed: float) -> tuple[str, str]:
     sizes = suite.sizes
     s8_spec = write_specs(sizes)["S8"]
     shard_bytes = math.prod(s8_spec.shards or s8_spec.chunks) * 2
-    ctx = Context(suite.results, suite.limits, sizes, shard_bytes, s8_spec.nbytes)
+    ctx = Context(suite.results, suite.limits, sizes, shard_bytes, s8_spec.nbytes,
+                  {f"S12:{key}": least["minimum"] for key, least in suite.s12_minimum.items()})
     versions = suite.info.get("versions", {})
     zarr_version = versions.get("zarr", "?")
     fused_note = f"n/a (not in zarr {zarr_version})"
@@ -536,7 +612,7 @@ def render(suite: Suite, command: str, elapsed: float) -> tuple[str, str]:
         "",
         "## Notes",
         "",
-        *[f"- {note}" for note in _standard_notes(suite) + suite.notes],
+        *[f"- {note}" for note in _standard_notes(suite) + suite.http_notes() + suite.notes],
         "",
     ]
     return "\n".join(lines), ratio_text_table(ctx)
@@ -546,6 +622,7 @@ def _standard_notes(suite: Suite) -> list[str]:
     """Notes every report carries: sizes and the choices made for each case."""
     sizes = suite.sizes
     specs = write_specs(sizes)
+    s12 = dataset_specs(sizes)
     return [
         "Noise: the machine is a 2-vCPU VM shared with other work. 'cores busy' in the "
         "limits table and CPU / wall in the timing table show when the second core was not "
@@ -556,7 +633,9 @@ def _standard_notes(suite: Suite) -> list[str]:
         f"Sizes: S1–S4 and S7 {'x'.join(map(str, sizes.big))} uint16; S5 "
         f"{'x'.join(map(str, sizes.s5))}; S6 {'x'.join(map(str, sizes.s6))}; S8 "
         f"{'x'.join(map(str, sizes.s8))} with shards {specs['S8'].shards}; "
-        f"{sizes.n_reads} random reads in S6/S7; {sizes.n_arrays} arrays in S9 and S13.",
+        f"{sizes.n_reads} random reads in S6/S7; {sizes.n_arrays} arrays in S9 and S13; "
+        f"S12 {'x'.join(map(str, sizes.s8))} ({_describe(s12['s12'])}; and "
+        f"{_describe(s12['s12s'])}).",
         "S4 'one chunk': all three time a plain read of one whole chunk (16 distinct "
         "chunks, one call each, time per chunk). 'memory-mapped' is zarrkit's "
         "`open_array(..., mmap=True)`: each read returns a read-only view of the mapped "
@@ -579,6 +658,21 @@ def _standard_notes(suite: Suite) -> list[str]:
         "store; each call is repeated for a fixed time budget per process. `a[::7]` copies "
         "2.8 MB, so its 50 µs floor is out of reach for anything (see numpy's time in the "
         "limits).",
+        "S12: both layouts written by tensorstore (S8's data), served from the data "
+        "directory by aiohttp's `web.FileResponse` (sendfile, Range including suffix ranges, "
+        "keep-alive) in a process of its own on 127.0.0.1, which counts the requests it "
+        "answers; each library reads through its own HTTP client: zarrkit "
+        "`zk.open_array('http://127.0.0.1:PORT/s12', mode='r')` (`HTTPStore`: urllib3, "
+        "`max_connections=16` threads and connections), zarr-python `FsspecStore.from_url(url, "
+        "read_only=True)` (fsspec `HTTPFileSystem` on aiohttp; `async.concurrency=10`), "
+        "tensorstore's `http` kvstore (libcurl; `http_request_concurrency` left at its "
+        "default). Request concurrency is each library's default; decoding gets 2 threads "
+        "as everywhere. Each client's modules (urllib3; fsspec's HTTP and aiohttp) are "
+        "imported before the timed region, as imports are in every case. "
+        "'read-all' opens the array and reads it whole (GB/s of uncompressed "
+        "data). The partial reads use an array opened beforehand (not counted) and count "
+        "every request the server answers during the read; their time is in the wall / CPU "
+        "table. The server shares the 2 cores with the client.",
         "S13: the object model of S9's prepared consolidated hierarchy, against pydantic-zarr "
         "(on zarr-python, configured as in S9). 'from_store': zarrkit "
         "`zarrkit.models.v{2,3}.GroupSpec.from_store(path)` (reads the consolidated "
@@ -652,8 +746,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.json:
         raw = {row: {lib: vars(s) for lib, s in by_lib.items()}
                for row, by_lib in suite.results.items()}
-        Path(args.json).write_text(json.dumps({"results": raw, "limits": suite.limits,
-                                               "info": suite.info}, indent=1))
+        document = {"results": raw, "limits": suite.limits, "info": suite.info}
+        if suite.http_served:
+            document["s12"] = {"minimum_requests": suite.s12_minimum,
+                               "served": suite.http_served}
+        Path(args.json).write_text(json.dumps(document, indent=1))
     print(table)
     print(f"\ntotal {elapsed / 60:.1f} min ({elapsed:.0f} s)")
 

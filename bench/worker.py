@@ -6,7 +6,8 @@
 - ``prepare``: write a read dataset (or the S9/S13 hierarchies) with a reference library;
 - ``verify``: read a whole array and return its crc32c;
 - ``verify_model``: check what an S13 ``to_store`` wrote (zarr-python opens it);
-- ``measure``: time one case (``S1``...``S10``, ``S13``) for one library;
+- ``measure``: time one case (``S1``...``S13``) for one library (S12 reads over HTTP from
+  the server at ``task["url"]``, which the parent started: ``http_server.py``);
 - ``limits``: the physical limits (memcpy, file reads, the codec on 2 threads).
 
 A measurement times only the operation itself (opening the array is included, importing the
@@ -19,7 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
+import math
 import resource
 import sys
 import time
@@ -32,6 +35,7 @@ from common import (
     DATASET_SOURCES,
     S10_CHUNKS,
     S10_SHAPE,
+    S12_MAX_GAP,
     SOURCE_SALTS,
     THREADS,
     ArraySpec,
@@ -44,8 +48,10 @@ from common import (
     hierarchy_digest,
     inner_chunk_corners,
     load_source,
+    merge_ranges,
     s10_data,
     s10_selections,
+    s12_partial_reads,
     source_path,
     source_shape,
     write_specs,
@@ -287,6 +293,47 @@ def case_s10(task: dict[str, Any], adapter: Any, rec: Recorder) -> None:
                 function(array, selection)
 
 
+def _served(served: dict[str, Any]) -> dict[str, Any]:
+    """What the S12 server counted, as kept in the result: requests, bytes, statuses,
+    and the first few requests (method, path, range, status, length)."""
+    return {"requests": served["requests"], "bytes": served["bytes"],
+            "statuses": served["statuses"], "log": served["log"][:16]}
+
+
+def case_s12(task: dict[str, Any], adapter: Any, rec: Recorder) -> None:
+    """S12: read-all over HTTP of the chunked and the sharded layout, then two partial reads
+    of the sharded one; the server counts the requests of each (opening included for the
+    read-alls; the partial reads use an array opened beforehand, so they count the index
+    and inner-chunk requests only)."""
+    import http_server
+
+    url = task["url"]
+    adapter.import_http()
+    rec.mark_baseline()
+    served: dict[str, Any] = {}
+    for dataset, metric in (("s12", "read-all"), ("s12s", "sharded read-all")):
+        _, spec = _dataset(task, dataset)
+        http_server.reset(url)
+        with rec.timed(metric, gbps(spec.nbytes)):
+            array = adapter.open_http(f"{url}/{dataset}", spec)
+            out = adapter.read(array, ...)
+        served[metric] = _served(http_server.stats(url))
+        rec.checks[metric] = checksum(out)
+        del out, array
+    _, spec = _dataset(task, "s12s")
+    for metric, selection in s12_partial_reads(spec).items():
+        # A fresh array: no index a library may have kept from the read-all is reused.
+        array = adapter.open_http(f"{url}/s12s", spec)
+        http_server.reset(url)
+        with rec.timed(metric, seconds):
+            out = adapter.read(array, selection)
+        served[metric] = _served(http_server.stats(url))
+        # The metric is the request count; the time stays in "wall".
+        rec.metrics[metric]["value"] = served[metric]["requests"]
+        rec.checks[metric] = checksum(out)
+    rec.extra["http"] = served
+
+
 def model_digest(spec: Any) -> int:
     """:func:`common.hierarchy_digest` of a ``GroupSpec`` of zarrkit or pydantic-zarr (both
     have ``attributes``, ``members`` and per array ``shape`` and ``dtype`` (v2) or
@@ -323,7 +370,8 @@ def case_s13v3(task: dict[str, Any], adapter: Any, rec: Recorder) -> None:
 CASES: dict[str, Callable[[dict[str, Any], Any, Recorder], None]] = {
     "S1": case_s1, "S2": case_s2, "S3w": case_s3w, "S3r": case_s3r, "S4": case_s4,
     "S5": case_s5, "S6": case_s6, "S7": case_s7, "S8": case_s8, "S9v2": case_s9v2,
-    "S9v3": case_s9v3, "S10": case_s10, "S13v2": case_s13v2, "S13v3": case_s13v3,
+    "S9v3": case_s9v3, "S10": case_s10, "S12": case_s12, "S13v2": case_s13v2,
+    "S13v3": case_s13v3,
 }
 
 
@@ -438,6 +486,12 @@ def expected_checks(task_name: str, sizes: Sizes, root: Path, source_crc: dict[s
         n = sizes.n_arrays
         value = n * 1_000_003 + n * (n - 1) // 2
         return {"open": value, "open consolidated": value}
+    if task_name == "S12":
+        data = source("s8")
+        checks = {"read-all": source_crc["s8"], "sharded read-all": source_crc["s8"]}
+        for name, selection in s12_partial_reads(specs["s12s"]).items():
+            checks[name] = checksum(data[selection])
+        return checks
     if task_name.startswith("S13"):
         return {"from_store": expected_hierarchy_digest(sizes.n_arrays, int(task_name[-1]))}
     if task_name == "S10":
@@ -464,12 +518,56 @@ def expected_hierarchy_digest(count: int, zarr_format: int) -> int:
                                   "float32") for i in range(count)])
 
 
+def s12_minimum_requests(root: Path, spec: ArraySpec) -> dict[str, dict[str, int]]:
+    """The least requests of each S12 partial read, from the shard indexes on disk: one
+    index read per shard touched, then the byte ranges of its stored inner chunks merged
+    where at most :data:`common.S12_MAX_GAP` apart (``minimum``; ``contiguous``: merged
+    only where they touch); with the shards and inner chunks touched and the bytes of the
+    minimum's requests."""
+    assert spec.shards is not None
+    per_shard = tuple(s // c for s, c in zip(spec.shards, spec.chunks, strict=True))
+    index_bytes = 16 * math.prod(per_shard) + 4  # (offset, nbytes) uint64 each, crc32c
+    missing = 2**64 - 1
+    indexes: dict[tuple[int, ...], np.ndarray[Any, Any]] = {}
+    out = {}
+    for name, selection in s12_partial_reads(spec).items():
+        spans = [range(s.start // c, (s.stop - 1) // c + 1)
+                 for s, c in zip(selection, spec.chunks, strict=True)]
+        ranges: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+        inner = list(itertools.product(*spans))
+        for chunk in inner:
+            shard = tuple(i // n for i, n in zip(chunk, per_shard, strict=True))
+            if shard not in indexes:
+                raw = (root / "datasets" / "s12s" / "c").joinpath(
+                    *map(str, shard)).read_bytes()
+                indexes[shard] = np.frombuffer(raw[-index_bytes:-4], dtype="<u8").reshape(
+                    *per_shard, 2)
+            offset, nbytes = (int(v) for v in indexes[shard][
+                tuple(i % n for i, n in zip(chunk, per_shard, strict=True))])
+            found = ranges.setdefault(shard, [])
+            if offset != missing:  # an inner chunk not stored is fill: nothing to fetch
+                found.append((offset, nbytes))
+        merged = {shard: merge_ranges(r, S12_MAX_GAP) for shard, r in ranges.items()}
+        out[name] = {
+            "minimum": len(ranges) + sum(map(len, merged.values())),
+            "contiguous": len(ranges) + sum(len(merge_ranges(r, 0)) for r in ranges.values()),
+            "shards": len(ranges), "inner chunks": len(inner),
+            "bytes": len(ranges) * index_bytes + sum(n for m in merged.values() for _, n in m),
+        }
+    return out
+
+
 def task_expected(task: dict[str, Any]) -> dict[str, Any]:
-    """Expected checksums of every task in ``task["tasks"]``."""
+    """Expected checksums of every task in ``task["tasks"]``, and S12's least request
+    counts."""
     sizes = Sizes(task["scale"])
     root = Path(task["root"])
-    return {"checks": {name: expected_checks(name, sizes, root, task["source_crc"])
-                       for name in task["tasks"]}}
+    result: dict[str, Any] = {
+        "checks": {name: expected_checks(name, sizes, root, task["source_crc"])
+                   for name in task["tasks"]}}
+    if "S12" in task["tasks"]:
+        result["s12_minimum"] = s12_minimum_requests(root, dataset_specs(sizes)["s12s"])
+    return result
 
 
 def task_verify_hierarchy(task: dict[str, Any]) -> dict[str, Any]:
