@@ -1005,3 +1005,26 @@ def test_zarr_python_reads_the_same_values(server: HTTPServerFixture, zarr_forma
             np.testing.assert_array_equal(np.asarray(theirs[path][...]), mine)
             assert dict(theirs[path].attrs) == ours[path].attrs.asdict()
         assert dict(theirs.attrs) == ours.attrs.asdict()
+
+
+def test_get_many_as_completed_yields_each_value_as_it_arrives(
+        served: tuple[DirectoryStore, str]) -> None:
+    # Readers decode each chunk while the others are still in flight: a slow key comes
+    # last, every index (a repeated key too) comes once, and values match get_many's.
+    directory, url = served
+    directory.set_many({"slow": b"s", "a": b"a", "b": b"b"})
+    with fast(url, max_connections=3) as store:
+        plain_get = store._get
+
+        def get(key: str) -> bytes | None:
+            if key == "slow":
+                time.sleep(0.3)
+            return plain_get(key)
+
+        store._get = get  # type: ignore[method-assign]
+        arrived = list(store.get_many_as_completed(["slow", "a", "b", "a", "missing"]))
+        assert arrived[-1] == (0, b"s")
+        assert sorted(arrived, key=lambda pair: pair[0]) == [
+            (0, b"s"), (1, b"a"), (2, b"b"), (3, b"a"), (4, None)]
+        with pytest.raises(InvalidKeyError):
+            list(store.get_many_as_completed(["a", "../x"]))

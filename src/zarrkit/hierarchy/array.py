@@ -807,11 +807,21 @@ class Array:
             if reads_into:
                 return [read_into(projection, key)
                         for projection, key in zip(batch, keys, strict=True)]
-            values = ([self._mapped_value(key) for key in keys]
-                      if mapped else self._store.get_many(keys))
-            for projection, key, data in zip(batch, keys, values, strict=True):
-                place(projection, key, data)
-            return [data is not None for data in values]
+            if mapped:
+                values = [self._mapped_value(key) for key in keys]
+                for projection, key, data in zip(batch, keys, values, strict=True):
+                    place(projection, key, data)
+                return [data is not None for data in values]
+            # Each chunk is decoded as it arrives: a remote store's other requests of
+            # the batch are still in flight meanwhile (a local store's come in order).
+            found = [False] * len(keys)
+            arriving = getattr(self._store, "get_many_as_completed", None)
+            pairs = (arriving(keys) if arriving is not None
+                     else enumerate(self._store.get_many(keys)))
+            for index, data in pairs:
+                place(batch[index], keys[index], data)
+                found[index] = data is not None
+            return found
 
         return read_batch
 

@@ -136,6 +136,19 @@ class Store:
         """Return the values of ``keys`` in order (``None`` for a missing key)."""
         return [self.get(key) for key in keys]
 
+    def get_many_as_completed(self, keys: Sequence[str]
+                              ) -> Iterator[tuple[int, bytes | None]]:
+        """``(index in keys, value)`` for every key, in the order the values arrive: a
+        reader decodes each while the others are still on their way. Stores whose
+        ``get_many`` runs requests concurrently (HTTP) yield as each completes; the
+        default yields in order after one ``get_many``.
+
+        >>> from zarrkit.storage import MemoryStore
+        >>> list(MemoryStore({"a": b"1"}).get_many_as_completed(["a", "b"]))
+        [(0, b'1'), (1, None)]
+        """
+        return enumerate(self.get_many(keys))
+
     # --- writable -----------------------------------------------------------------------
     def _check_write(self, key: str, value: object) -> None:
         """Refuse a write before any I/O: a read-only store, a bad key, a value that is not

@@ -53,7 +53,7 @@ import os
 import re
 import threading
 from collections.abc import Hashable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
@@ -398,6 +398,34 @@ class HTTPStore(Store):
             values = list(self._threads().map(self._get, unique))
         found = dict(zip(unique, values, strict=True))
         return [found[key] for key in keys]
+
+    def get_many_as_completed(self, keys: Sequence[str]
+                              ) -> Iterator[tuple[int, bytes | None]]:
+        """``(index in keys, value)`` as each request completes (up to
+        ``max_connections`` at once), so a reader decodes chunks while the rest are still
+        being fetched; a key asked for twice is fetched once. Every key is validated
+        before any request; after a failure, requests not yet started are cancelled.
+
+        >>> list(HTTPStore("http://h/").get_many_as_completed([]))
+        []
+        """
+        unique = list(dict.fromkeys(validate_key(key) for key in keys))
+        if len(unique) <= 1:
+            yield from enumerate(self.get_many(keys))
+            return
+        positions: dict[str, list[int]] = {}
+        for index, key in enumerate(keys):
+            positions.setdefault(key, []).append(index)
+        executor = self._threads()
+        futures = {executor.submit(self._get, key): key for key in unique}
+        try:
+            for future in as_completed(futures):
+                value = future.result()
+                for index in positions[futures[future]]:
+                    yield index, value
+        finally:
+            for future in futures:
+                future.cancel()
 
     # --- not listable -------------------------------------------------------------------
     def list(self) -> Iterator[str]:
