@@ -1556,6 +1556,34 @@ def test_reading_with_short_preads(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert store.get("k") == value
 
 
+def test_a_file_that_shrinks_under_a_reader(tmp_path: Path) -> None:
+    path = tmp_path / "s.zip"
+    with ZipStore(path, mode="w") as store:
+        store.set("k", b"v" * 100)
+    with ZipStore(path) as store:
+        offset = store._data_offset(store._index["k"])
+        os.truncate(path, offset + 10)
+        with pytest.raises(CorruptZipError, match=f"^{path}: unexpected end of file at "
+                                                  f"offset {offset + 10}$"):
+            store.get("k")
+
+
+def test_reading_without_pread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import zarrkit.storage.zip as zip_mod
+
+    path = tmp_path / "w.zip"
+    value = os.urandom(3000)
+    with ZipStore(path, mode="w") as store:
+        store.set("k", value)
+    # As on Windows: no os.pread at all.
+    monkeypatch.setattr(zip_mod, "HAS_PREAD", False)
+    monkeypatch.setattr(zf_mod, "HAS_PREAD", False)
+    monkeypatch.delattr(os, "pread")
+    with ZipStore(path) as store:
+        assert store.get("k") == value
+        assert store.get_range("k", 5, 10) == value[5:15]
+
+
 def test_member_location_errors(tmp_path: Path) -> None:
     value = b"0123456789"
     good = craft([Entry(b"k", value), Entry(b"z", b"zz")])
@@ -1718,6 +1746,12 @@ def test_deflated_range_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
                                                   "declared$"):
             store.get_range("s", 150, 10)
         assert store.get_range("s", 50, 50) == value[50:100]
+        with pytest.raises(CorruptZipError, match=f"^{path}: member 'g' cannot be "
+                                                  "decompressed: Error -3 "):
+            store.get("g")
+        with pytest.raises(CorruptZipError, match=f"^{path}: member 's' has 100 bytes, the "
+                                                  "directory says 4000$"):
+            store.get("s")
         # An empty range reads nothing, so damage cannot show.
         assert store.get_range("g", 5, 0) == b""
         assert store.get_range("g", 4000, None) == b""
@@ -1931,6 +1965,26 @@ def test_members_written_past_the_zip64_limits(tmp_path: Path,
     assert store_contents(path) == members
 
 
+def test_local_version_from_the_offset_limit_on(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "v.zip"
+    with ZipStore(path, mode="w") as store:
+        store.set("a", b"1" * 10)
+        limit = store._archive.write_pos  # where "b" goes
+        monkeypatch.setattr(zf_mod, "ZIP64_LIMIT", limit)
+        store.set("b", b"2" * 10)
+        monkeypatch.undo()
+    blob = path.read_bytes()
+    with zipfile.ZipFile(path) as z:
+        infos = {i.filename: i for i in z.infolist()}
+        assert infos["b"].header_offset == limit
+        assert struct.unpack_from("<H", blob, infos["a"].header_offset + 4)[0] == 20
+        assert struct.unpack_from("<H", blob, limit + 4)[0] == 45
+        assert infos["b"].extract_version == 45
+        assert infos["b"].extra == struct.pack("<HHQ", 1, 8, limit)
+        assert z.read("b") == b"2" * 10
+
+
 def test_delete(tmp_path: Path) -> None:
     path = tmp_path / "d.zip"
     with ZipStore(path, mode="w") as store:
@@ -2069,6 +2123,35 @@ def test_lock_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert store.get("k") == b"v"
 
 
+def test_without_os_locks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import zarrkit.storage.zip as zip_mod
+
+    # A platform without fcntl: writes go unguarded, and nothing is unlocked on close.
+    monkeypatch.setattr(zip_mod, "fcntl", None)
+    path = tmp_path / "n.zip"
+    with ZipStore(path, mode="w") as store:
+        assert store._archive.locked is False
+        store.set("k", b"v")
+    assert zipfile_contents(path.read_bytes()) == {"k": b"v"}
+
+
+def test_the_last_close_forgets_the_shared_state(tmp_path: Path) -> None:
+    import zarrkit.storage.zip as zip_mod
+
+    path = tmp_path / "f.zip"
+    first = ZipStore(path, mode="w")
+    second = ZipStore(path, mode="a")
+    identity = first._archive.identity
+    assert zip_mod._registry[identity] is first._archive is second._archive
+    first.close()
+    assert zip_mod._registry[identity] is second._archive
+    second.close()
+    assert identity not in zip_mod._registry
+    reader = ZipStore(path)
+    assert identity not in zip_mod._registry  # readers are never shared
+    reader.close()
+
+
 def test_unclosed_writer_warns_when_collected(tmp_path: Path) -> None:
     import gc
 
@@ -2108,8 +2191,9 @@ def test_a_failed_open_leaks_no_descriptor(tmp_path: Path) -> None:
     path = write(tmp_path, b"not a zip" * 20)
     before = len(list(fds.iterdir()))
     for mode in ("r", "a"):
-        with pytest.raises(CorruptZipError):
+        with pytest.raises(CorruptZipError) as caught:
             ZipStore(path, mode=mode)
+        assert str(caught.value).startswith(f"{path} is not a ZIP archive")
     assert len(list(fds.iterdir())) == before
     with ZipStore(path, mode="w"):
         pass
@@ -2238,6 +2322,18 @@ def test_every_close_writes_a_complete_directory(tmp_path: Path) -> None:
     assert zipfile_contents(path.read_bytes()) == {"a": b"1", "b": b"2", "c": b"3"}
     with zipfile.ZipFile(path) as z:
         assert [i.filename for i in z.infolist()] == ["a", "b", "c"]
+
+
+def test_a_close_without_changes_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "n.zip"
+    first = ZipStore(path, mode="w")
+    second = ZipStore(path, mode="a")
+    second.set("k", b"v")
+    second.close()
+    written = path.read_bytes()
+    assert zipfile_contents(written) == {"k": b"v"}
+    first.close()  # nothing changed since the last directory
+    assert path.read_bytes() == written
 
 
 def test_fsync_follows_the_configuration(tmp_path: Path,
