@@ -2167,8 +2167,8 @@ def test_unclosed_writer_warns_when_collected(tmp_path: Path) -> None:
     with ZipStore(path, mode="a") as again:
         assert again.recovered and again.get("k") == b"v"
     # A clean handle, a reader, or one of several handles: no warning.
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         clean = ZipStore(path, mode="a")
         del clean
         gc.collect()
@@ -2181,7 +2181,24 @@ def test_unclosed_writer_warns_when_collected(tmp_path: Path) -> None:
         del second
         gc.collect()
         first.close()
+    assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
     assert zipfile_contents(path.read_bytes())["x"] == b"1"
+
+
+def test_a_store_that_failed_to_open_is_collected_quietly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+    import sys
+
+    unraisable: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    with pytest.raises(ValueError):
+        ZipStore(tmp_path / "x.zip", mode="bad")
+    with pytest.raises(FileNotFoundError):
+        ZipStore(tmp_path / "missing.zip")
+    gc.collect()
+    assert unraisable == []
 
 
 def test_a_failed_open_leaks_no_descriptor(tmp_path: Path) -> None:
@@ -2370,6 +2387,35 @@ def test_appending_after_a_recovered_open_with_comment(tmp_path: Path) -> None:
     assert zipfile_contents(path.read_bytes()) == {"a": b"1", "b": b"2", "c": b"3"}
     with zipfile.ZipFile(path) as z:
         assert z.comment == b"cmt"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_closing_an_inherited_store_keeps_the_parents_lock(
+    tmp_path: Path,
+) -> None:
+    import fcntl
+
+    path = write(tmp_path, zipfile_bytes({"k": b"v"}))
+    store = ZipStore(path, mode="a")  # nothing written: its close writes nothing
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            store.close()
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+    store.set("n", b"new")
+    store.close()
+    assert zipfile_contents(path.read_bytes()) == {"k": b"v", "n": b"new"}
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
