@@ -1457,6 +1457,19 @@ def test_mode_x_and_a_create(tmp_path: Path) -> None:
     assert zipfile_contents(new.read_bytes()) == {}
 
 
+def test_new_archives_get_the_usual_file_mode(tmp_path: Path) -> None:
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        for mode in ("w", "a", "x"):
+            path = tmp_path / f"{mode}.zip"
+            ZipStore(path, mode=mode).close()
+            assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    finally:
+        os.umask(old)
+
+
 def test_mode_w_empties_an_archive_and_writes_one_on_close(tmp_path: Path) -> None:
     path = write(tmp_path, zipfile_bytes({"old": b"o" * 100}))
     with ZipStore(path, mode="w") as store:
@@ -1498,12 +1511,12 @@ def test_recovered_and_lock_identity(tmp_path: Path) -> None:
     path = tmp_path / "r.zip"
     with ZipStore(path, mode="w") as store:
         store.set("k", b"v")
-        assert not store.recovered
+        assert store.recovered is False
         torn = path.read_bytes()
         stat = os.stat(path)
         assert store.lock_identity == ("zip", stat.st_dev, stat.st_ino)
     with ZipStore(path) as store:
-        assert not store.recovered
+        assert store.recovered is False
         assert store.lock_identity == ("zip", stat.st_dev, stat.st_ino)
     other = write(tmp_path, torn, "t.zip")
     with ZipStore(other) as store:
@@ -2416,6 +2429,37 @@ def test_a_forked_child_closing_an_inherited_store_keeps_the_parents_lock(
     store.set("n", b"new")
     store.close()
     assert zipfile_contents(path.read_bytes()) == {"k": b"v", "n": b"new"}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_close_unlocks_even_while_a_child_holds_a_copy_of_the_descriptor(
+    tmp_path: Path,
+) -> None:
+    import fcntl
+
+    path = tmp_path / "c.zip"
+    store = ZipStore(path, mode="w")
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child keeps its copy of the archive's descriptor until told
+        try:
+            os.close(write_end)
+            os.read(read_end, 1)
+        finally:
+            os._exit(0)
+    os.close(read_end)
+    try:
+        store.close()
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: close unlocked it
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+    finally:
+        os.write(write_end, b"x")
+        os.close(write_end)
+        os.waitpid(pid, 0)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
