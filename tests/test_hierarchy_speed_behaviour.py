@@ -230,3 +230,40 @@ def test_dump_json_refuses_cycles_and_unknown_types() -> None:
         dump_json(loop)
     with pytest.raises(TypeError, match="not JSON serialisable"):
         dump_json({"x": object()})
+
+
+# --- opening: each metadata document is read once --------------------------------------------
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("opener", ["open_array", "open"])
+def test_opening_an_array_reads_its_metadata_once(zarr_format: int, opener: str) -> None:
+    # A remote store pays a request per read: the document found is the one used.
+    store = _hierarchy(zarr_format)
+    array = getattr(zk, opener)(store, mode="r", path="a1")
+    assert isinstance(array, zk.Array)
+    document = "a1/zarr.json" if zarr_format == 3 else "a1/.zarray"
+    assert store.keys_read.count(document) == 1
+    assert array.attrs["index"] == 1 and array.shape == (10,)
+    np.testing.assert_array_equal(array[...], np.zeros(10, "f4"))
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_opening_a_consolidated_group_reads_its_document_once(zarr_format: int) -> None:
+    store = _hierarchy(zarr_format)
+    zk.consolidate_metadata(store, zarr_format=zarr_format)
+    store.reset()
+    group = zk.open(store, mode="r")
+    assert isinstance(group, zk.Group)
+    document = "zarr.json" if zarr_format == 3 else ".zmetadata"
+    assert store.keys_read.count(document) == 1
+    assert sorted(group.array_keys()) == [f"a{i}" for i in range(5)]
+    assert group["a3"].attrs["index"] == 3
+
+
+def test_open_keeps_refusing_mode_w_minus_on_an_existing_array() -> None:
+    store = _hierarchy(3)
+    with pytest.raises(ContainsNodeError):
+        zk.open(store, mode="w-", path="a1", shape=(3,), dtype="i1")
+    with pytest.raises(TypeError, match="unexpected"):
+        zk.open(store, mode="r", not_an_option=1)

@@ -25,6 +25,7 @@ from zarrkit.hierarchy.creation import array_metadata
 from zarrkit.hierarchy.group import Group, node_from_found, open_group_node
 from zarrkit.hierarchy.nodes import (
     ZARR_JSON,
+    FoundNode,
     create_array_node,
     create_group_node,
     find_node,
@@ -51,13 +52,20 @@ def _check_format(zarr_format: int | None) -> None:
         raise MetadataError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
 
 
-def _load_consolidated(store: Store, path: str, zarr_format: int | None) -> dict[str, Any]:
+def _load_consolidated(store: Store, path: str, zarr_format: int | None,
+                       found: FoundNode | None = None) -> dict[str, Any]:
     """Consolidated metadata of the group at ``path`` as a store key -> document map:
-    inline in ``zarr.json`` (format 3) or ``.zmetadata`` (format 2)."""
+    inline in ``zarr.json`` (format 3) or ``.zmetadata`` (format 2). ``found`` is the
+    group as already read, so its ``zarr.json`` is not fetched again."""
     prefix = key_prefix(path)
     if zarr_format in (None, 3):
         key = join_path(path, ZARR_JSON)
-        document = read_document(store, key)
+        if found is not None and found.zarr_format == 3 and found.document is not None:
+            document: Any = found.document
+        elif found is not None and found.zarr_format == 2:
+            document = None
+        else:
+            document = read_document(store, key)
         if document is not None and document.get("node_type") == "group":
             inline = document.get("consolidated_metadata")
             if inline is not None:
@@ -106,7 +114,14 @@ def open_group(
     _check_mode(mode)
     _check_format(zarr_format)
     store_obj = make_store(store, mode=mode, storage_options=storage_options)
-    node_path = normalize_path(path)
+    return _open_group(store_obj, normalize_path(path), mode, zarr_format, consolidated,
+                       attributes)
+
+
+def _open_group(store_obj: Store, node_path: str, mode: str, zarr_format: int | None,
+                consolidated: bool | None, attributes: dict[str, Any] | None,
+                found: FoundNode | None = None) -> Group:
+    """:func:`open_group` on a store; ``found`` is the group when already read."""
     if mode == "a" and (store_obj.read_only or consolidated):
         # Nothing may be created in a read-only store (HTTP), and asking for consolidated
         # metadata means the group exists: open it as mode "r"/"r+" would, instead of
@@ -117,14 +132,15 @@ def open_group(
         snapshot = None
         if consolidated or (consolidated is None and mode == "r"):
             try:
-                snapshot = _load_consolidated(store_obj, node_path, zarr_format)
+                snapshot = _load_consolidated(store_obj, node_path, zarr_format, found)
             except NodeNotFoundError:
                 if consolidated:
                     raise
         return open_group_node(store_obj, node_path, read_only=read_only,
                                consolidated=snapshot, zarr_format=zarr_format)
     if mode == "a":
-        found = find_node(store_obj, node_path, zarr_format=zarr_format)
+        if found is None:
+            found = find_node(store_obj, node_path, zarr_format=zarr_format)
         if found is not None and found.kind == "group":
             group = node_from_found(store_obj, found, read_only=False)
             assert isinstance(group, Group)
@@ -206,10 +222,10 @@ def open_array(
     existing = None if mode in ("w", "w-") else find_node(store_obj, node_path,
                                                          zarr_format=zarr_format)
     if mode in ("r", "r+") or existing is not None:
-        found = require_array(store_obj, node_path, zarr_format=zarr_format)
-        return Array(store_obj, node_path, found.metadata, read_only=mode == "r",
-                     attributes=found.attributes, write_empty_chunks=write_empty_chunks,
-                     mmap=mmap)
+        # The document already read is reused: a remote store pays one request per read.
+        found = (existing if existing is not None and existing.kind == "array"
+                 else require_array(store_obj, node_path, zarr_format=zarr_format))
+        return _array_of(store_obj, found, mode, write_empty_chunks, mmap)
     if "shape" not in create_kwargs:
         raise NodeNotFoundError(
             f"no array at path {node_path!r}; give shape and dtype to create one"
@@ -221,6 +237,13 @@ def open_array(
         return created
     return Array(store_obj, node_path, created.metadata, write_empty_chunks=write_empty_chunks,
                  mmap=True)
+
+
+def _array_of(store: Store, found: FoundNode, mode: str, write_empty_chunks: bool | None,
+              mmap: bool) -> Array:
+    """The existing array ``found`` (by :func:`find_node`) opened in ``mode``."""
+    return Array(store, found.path, found.metadata, read_only=mode == "r",
+                 attributes=found.attributes, write_empty_chunks=write_empty_chunks, mmap=mmap)
 
 
 def open(  # noqa: A001 - zarr-python's name
@@ -244,12 +267,19 @@ def open(  # noqa: A001 - zarr-python's name
     store_obj = make_store(store, mode=mode, storage_options=storage_options)
     node_path = normalize_path(path)
     found = find_node(store_obj, node_path, zarr_format=zarr_format) if mode != "w" else None
+    if found is not None and found.kind == "array" and mode != "w-":
+        return _array_of(store_obj, found, mode, kwargs.get("write_empty_chunks"),
+                         kwargs.get("mmap", False))
     if (found is not None and found.kind == "array") or (found is None and "shape" in kwargs):
         return open_array(store_obj, mode=mode, path=node_path, zarr_format=zarr_format,
                           **kwargs)
     if found is None and mode in ("r", "r+"):
         raise NodeNotFoundError(f"no array or group at path {node_path!r}")
-    return open_group(store_obj, mode=mode, path=node_path, zarr_format=zarr_format, **kwargs)
+    unknown = set(kwargs) - {"consolidated", "attributes"}
+    if unknown:
+        raise TypeError(f"open() of a group got unexpected arguments {sorted(unknown)}")
+    return _open_group(store_obj, node_path, mode, zarr_format, kwargs.get("consolidated"),
+                       kwargs.get("attributes"), found if mode != "w" else None)
 
 
 def create_array(
