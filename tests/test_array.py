@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import hypothesis.extra.numpy as hnp
@@ -818,3 +820,56 @@ def test_object_fill_value_survives_reopening(dtype: type, fill: Any, value: Any
     fresh = zk.open_array(store, mode="r")
     assert fresh.fill_value == fill
     assert fresh[...].tolist() == expected
+
+
+# --- pickling ---------------------------------------------------------------------------------
+
+
+def _pickle_stores(tmp_path: Path) -> dict[str, Any]:
+    return {
+        "directory": lambda: zk.storage.DirectoryStore(tmp_path / "d.zarr"),
+        "dict": dict,
+        "memory-url": lambda: "memory://test-array-pickle",
+        "zip": lambda: zk.storage.ZipStore(tmp_path / "z.zip", mode="w"),
+    }
+
+
+@pytest.mark.parametrize("layout", ["chunked", "sharded", "v2"])
+@pytest.mark.parametrize("kind", ["directory", "dict", "memory-url", "zip"])
+def test_arrays_pickle_by_store_path_and_metadata(tmp_path: Path, kind: str, layout: str
+                                                  ) -> None:
+    store = _pickle_stores(tmp_path)[kind]()
+    options: dict[str, Any] = {"zarr_format": 2} if layout == "v2" else {"zarr_format": 3}
+    if layout == "sharded":
+        options["shards"] = (4, 4)
+    data = np.arange(48, dtype="i4").reshape(6, 8)
+    a = zk.create_array(store, name="x", shape=data.shape, chunks=(2, 2), dtype="i4",
+                        write_empty_chunks=True, overwrite=True, **options)
+    a[...] = data
+    a.attrs["unit"] = "m"
+    copy = pickle.loads(pickle.dumps(a))
+    assert (copy.shape, copy.chunks, copy.dtype, copy.path) == (a.shape, a.chunks, a.dtype, "x")
+    assert copy.attrs.asdict() == {"unit": "m"}
+    np.testing.assert_array_equal(copy[...], data)
+    copy[0, :] = -1
+    expected = data.copy()
+    expected[0, :] = -1
+    np.testing.assert_array_equal(copy[...], expected)
+    # Stores on disk are reopened, so the original sees the copy's write; a MemoryStore
+    # is copied by value, as zarr-python's is.
+    shared = kind in ("directory", "zip")
+    np.testing.assert_array_equal(a[...], expected if shared else data)
+
+
+def test_a_pickled_zip_store_appends_and_never_empties_the_archive(tmp_path: Path) -> None:
+    path = tmp_path / "z.zip"
+    with zk.storage.ZipStore(path, mode="w") as store:
+        store.set("k", b"v")
+        copy = pickle.loads(pickle.dumps(store))
+        assert (copy.mode, copy.read_only) == ("a", False)
+        assert copy.get("k") == b"v"
+        copy.set("n", b"new")
+        copy.close()
+    with zk.storage.ZipStore(path) as reader:
+        assert reader.get("k") == b"v" and reader.get("n") == b"new"
+        assert pickle.loads(pickle.dumps(reader)).read_only

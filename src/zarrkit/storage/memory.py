@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable, Iterator, MutableMapping
+from typing import Any
 
 from zarrkit.storage.base import Buffer, Store
 
@@ -70,6 +71,16 @@ class MemoryStore(Store):
         with self._lock:
             keys = list(self._data)
         return iter(keys)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy holds a copy of the data, as zarr-python's MemoryStore pickles: memory is
+        # not shared between processes.
+        with self._lock:
+            data = dict(self._data)
+        return {"data": data, "read_only": self.read_only}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["data"], read_only=state["read_only"])  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"MemoryStore(<{len(self._data)} keys>)"

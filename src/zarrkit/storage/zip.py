@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import bisect
 import errno
+import functools
 import mmap
 import os
 import struct
@@ -57,6 +58,7 @@ import warnings
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from zipfile import BadZipFile
 
 from zarrkit.config import config
@@ -353,6 +355,14 @@ class ZipStore(Store):
         self._index_lock = archive.index_lock
         self._write_lock = archive.write_lock
         self._fd = archive.fd
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A copy (a Dask task in another process) opens the file again: a reader as a
+        # reader, a writer in mode "a", never "w", which would empty the archive. A writable
+        # copy in another process meets the OS lock (StoreLockedError) while this one is
+        # open, as any second writer does.
+        return (functools.partial(ZipStore, verify_crc=self.verify_crc),
+                (self.path, "r" if self.read_only else "a"))
 
     def __repr__(self) -> str:
         return f"ZipStore({str(self.path)!r}, mode={self.mode!r})"
