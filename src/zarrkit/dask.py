@@ -136,16 +136,25 @@ def aligned_chunks(chunks: Sequence[Sequence[int]], array: Array
     >>> aligned_chunks(((5, 5),), a)
     ((8, 2),)
     """
-    result = []
-    for dim_chunks, cuts in zip(chunks, grid_boundaries(array), strict=True):
-        target = max(max(dim_chunks, default=0), 1)
-        chosen = [0]
-        while chosen[-1] < cuts[-1]:
-            # The first grid boundary at least ``target`` past the last cut (or the end).
-            i = bisect.bisect_left(cuts, chosen[-1] + target)
-            chosen.append(cuts[min(i, len(cuts) - 1)])
-        result.append(tuple(b - a for a, b in itertools.pairwise(chosen)) or (0,))
-    return tuple(result)
+    return tuple(aligned_block_sizes(dim_chunks, cuts)
+                 for dim_chunks, cuts in zip(chunks, grid_boundaries(array), strict=True))
+
+
+def aligned_block_sizes(dim_chunks: Sequence[int], cuts: Sequence[int]) -> tuple[int, ...]:
+    """Block sizes along one dimension whose ends are among ``cuts`` (the grid boundaries,
+    from 0 to the length) and that are at least as large as the largest of ``dim_chunks``
+    (except the last).
+
+    >>> aligned_block_sizes((5, 5), [0, 4, 8, 10])
+    (8, 2)
+    """
+    target = max(max(dim_chunks, default=0), 1)
+    chosen = [0]
+    while chosen[-1] < cuts[-1]:
+        # The first grid boundary at least ``target`` past the last cut (or the end).
+        i = bisect.bisect_left(cuts, chosen[-1] + target)
+        chosen.append(cuts[min(i, len(cuts) - 1)])
+    return tuple(b - a for a, b in itertools.pairwise(chosen)) or (0,)
 
 
 def _locks_span_processes(store: Any, file_locks: bool) -> bool:

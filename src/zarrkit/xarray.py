@@ -28,7 +28,6 @@ writes, so ``xarray.open_zarr`` reads it back. Its modes are ``to_zarr``'s: crea
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import math
 import os
@@ -52,7 +51,7 @@ from xarray.core import indexing
 from xarray.core.variable import Variable
 
 from zarrkit.api import consolidate_metadata, open_group
-from zarrkit.dask import ArraySource, grid_boundaries
+from zarrkit.dask import ArraySource, aligned_block_sizes, grid_boundaries
 from zarrkit.errors import ContainsNodeError, GroupNotFoundError, NodeNotFoundError
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.group import Group
@@ -796,12 +795,7 @@ def _region_aligned_chunks(chunks: tuple[tuple[int, ...], ...], array: Array,
         if all(cut in allowed for cut in itertools.accumulate(dim_chunks, initial=0)):
             result.append(tuple(dim_chunks))
             continue
-        size = max(max(dim_chunks, default=0), 1)
-        chosen = [0]
-        while chosen[-1] < cuts[-1]:
-            i = bisect.bisect_left(cuts, chosen[-1] + size)
-            chosen.append(cuts[min(i, len(cuts) - 1)])
-        result.append(tuple(b - a for a, b in itertools.pairwise(chosen)) or (0,))
+        result.append(aligned_block_sizes(dim_chunks, cuts))
     return tuple(result)
 
 
