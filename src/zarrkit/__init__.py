@@ -66,11 +66,12 @@ _DASK_FUNCTIONS = ("to_dask", "from_dask", "store")
 
 
 def __getattr__(name: str) -> Any:
-    # zarrkit.models needs pydantic: imported when first used, not with zarrkit.
-    if name == "models":
+    # zarrkit.models needs pydantic, and zarrkit.daf is a convention few programs use:
+    # imported when first used, not with zarrkit.
+    if name in ("models", "daf"):
         import importlib
 
-        return importlib.import_module("zarrkit.models")
+        return importlib.import_module(f"zarrkit.{name}")
     if name in _DASK_FUNCTIONS:
         import importlib
 

@@ -279,3 +279,81 @@ class UnsafePickleError(ZarrkitError, ValueError):
     >>> issubclass(UnsafePickleError, ValueError)
     True
     """
+
+
+class DafError(ZarrkitError):
+    """Base class of the errors of Daf data sets (:mod:`zarrkit.daf`); every concrete one
+    also derives from the builtin that fits it.
+
+    >>> issubclass(DafVersionError, DafError)
+    True
+    """
+
+
+class NotDafError(DafError, MetadataError):
+    """A Zarr group holds no Daf version marker (no ``daf`` group attribute in format 3,
+    no ``daf`` array in format 2): it is not a Daf data set.
+
+    >>> issubclass(NotDafError, ValueError)
+    True
+    """
+
+
+class DafMarkerError(DafError, MetadataError):
+    """The Daf version marker is there but malformed (not two non-negative integers).
+
+    >>> issubclass(DafMarkerError, MetadataError)
+    True
+    """
+
+
+class DafVersionError(DafError, MetadataError):
+    """A Daf data set uses a version of the layout that zarrkit does not support; ``found``
+    and ``supported`` are ``(major, minor)`` pairs and ``path`` names the data set.
+
+    >>> e = DafVersionError("too new", found=(1, 1), supported=(1, 0), path="x.daf.zarr")
+    >>> e.found, e.supported, e.path
+    ((1, 1), (1, 0), 'x.daf.zarr')
+    """
+
+    def __init__(self, message: str, *, found: tuple[int, int], supported: tuple[int, int],
+                 path: str) -> None:
+        super().__init__(message)
+        self.found = found
+        self.supported = supported
+        self.path = path
+
+
+class DafValueError(DafError, ValueError):
+    """A value or a name given to a Daf data set does not fit it: a vector or matrix whose
+    length does not match its axes, an element type Daf cannot store, duplicate axis
+    entries, a reserved or invalid name, a closed data set.
+
+    >>> issubclass(DafValueError, ValueError)
+    True
+    """
+
+
+class DafKeyError(DafError, NodeNotFoundError):
+    """A scalar, axis, vector or matrix that the Daf data set does not hold.
+
+    >>> issubclass(DafKeyError, KeyError)
+    True
+    """
+
+
+class DafExistsError(DafError, ContainsNodeError):
+    """A scalar, axis, vector or matrix already exists and ``overwrite`` was not given.
+
+    >>> issubclass(DafExistsError, FileExistsError)
+    True
+    """
+
+
+class MissingDependencyError(ZarrkitError, ImportError):
+    """An optional package that a feature needs is not installed (scipy for sparse Daf
+    properties, anndata for AnnData conversion); the message names the extra to install.
+
+    >>> issubclass(MissingDependencyError, ImportError)
+    True
+    """
