@@ -1847,11 +1847,19 @@ def test_get_into_piecewise_and_short_reads(tmp_path: Path,
 def test_map_value(tmp_path: Path) -> None:
     path = write(tmp_path, craft([Entry(b"s", b"stored"), Entry(b"d", b"dd" * 40, method=8),
                                   Entry(b"e", b"")]).data)
-    with ZipStore(path, mode="a") as store:
-        with pytest.raises(ValueError, match=f"^map_value needs a read-only ZipStore; "
-                                             f"ZipStore\\({str(path)!r}, mode='a'\\) is "
-                                             "writable$"):
-            store.map_value("s")
+    with ZipStore(write(tmp_path, path.read_bytes(), "w.zip"), mode="a") as store:
+        # A writable archive maps too; a member appended afterwards maps the grown file,
+        # and the first view stays valid (member bytes never move or change).
+        first = store.map_value("s")
+        assert first is not None and first.readonly and bytes(first) == b"stored"
+        store.set("late", b"L" * 5000)
+        late = store.map_value("late")
+        assert late is not None and bytes(late) == b"L" * 5000
+        assert late.obj is not first.obj and len(late.obj) > len(first.obj)
+        assert store.map_value("s").obj is late.obj  # the newest mapping serves all
+        store.set("s", b"shadow")  # a new member shadows: the old view keeps its bytes
+        assert bytes(first) == b"stored" and bytes(store.map_value("s") or b"") == b"shadow"
+        del first, late
     with ZipStore(path) as store:
         view = store.map_value("s")
         assert view is not None and view.readonly and bytes(view) == b"stored"

@@ -204,7 +204,7 @@ def open_array(
     """Open an array; with mode ``w``/``w-`` (or ``a`` when missing), create it from
     ``create_kwargs`` (``shape``, ``dtype``, ...).
 
-    ``mmap=True`` (directory stores and read-only ZIP stores) maps uncompressed chunks
+    ``mmap=True`` (directory and ZIP stores) maps uncompressed chunks
     instead of reading them: a basic selection inside one chunk returns a read-only view
     of the mapped file (of the whole array, for a single-chunk array), with no copy.
     Compressed chunks are read as usual.

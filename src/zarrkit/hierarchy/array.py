@@ -180,7 +180,7 @@ class Array:
     ) -> None:
         if mmap and not hasattr(store, "map_value"):
             raise UnsupportedOperationError(
-                f"mmap=True needs a store that can map values (directory or read-only ZIP); "
+                f"mmap=True needs a store that can map values (directory or ZIP); "
                 f"{store!r} cannot")
         self._mmap = mmap
         self._store = store

@@ -552,8 +552,10 @@ class ZipStore(Store):
     def map_value(self, key: str) -> memoryview | None:
         """Return a read-only, zero-copy view of a STORED member's bytes, or None if
         ``key`` is missing. The view maps the file; it stays valid after :meth:`close` as
-        long as it is referenced. Only for stores opened with ``mode="r"``; a compressed
-        member raises ValueError (read it with :meth:`get`).
+        long as it is referenced. A writable store maps too: members are only ever appended,
+        so the bytes of one never change while the archive is open (a member written after
+        the last mapping maps the grown file). A compressed member raises ValueError (read
+        it with :meth:`get`).
 
         >>> import os, tempfile
         >>> import numpy as np
@@ -565,8 +567,6 @@ class ZipStore(Store):
         array([0, 1, 2, 3], dtype=int32)
         """
         validate_key(key)
-        if not self.read_only:
-            raise ValueError(f"map_value needs a read-only ZipStore; {self!r} is writable")
         member = self._member(key)
         if member is None:
             return None
@@ -576,13 +576,16 @@ class ZipStore(Store):
                 "cannot be mapped; use get()"
             )
         offset = self._data_offset(member)
+        end = offset + member.file_size
         mapped = self._mmap
-        if mapped is None:
+        if mapped is None or len(mapped) < end:
             with self._map_lock:
-                if self._mmap is None:
+                if self._mmap is None or len(self._mmap) < end:
+                    # A mapping the file has outgrown is dropped, not closed: views of it
+                    # may be alive, and they keep it mapped for as long as they are.
                     self._mmap = mmap.mmap(self._require_open(), 0, access=mmap.ACCESS_READ)
                 mapped = self._mmap
-        return memoryview(mapped)[offset : offset + member.file_size]
+        return memoryview(mapped)[offset:end]
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and key in self._index
