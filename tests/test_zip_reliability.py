@@ -862,3 +862,28 @@ def test_a_comment_holding_an_end_record_is_not_carried_over(tmp_path: Path) -> 
         assert store.get("fuzz/new") == b"appended"
         assert not store.recovered
     assert zipfile.ZipFile(path).read("fuzz/new") == b"appended"
+
+
+def test_flush_makes_appends_visible_and_later_appends_keep_them(tmp_path: Path) -> None:
+    path = tmp_path / "f.zip"
+    store = ZipStore(path, mode="w")
+    store.set("a", b"1" * 100)
+    store.flush()
+    with zipfile.ZipFile(path) as archive:
+        assert archive.testzip() is None and archive.read("a") == b"1" * 100
+    with ZipStore(path) as reader:
+        assert reader.get("a") == b"1" * 100
+    size = path.stat().st_size
+    store.flush()  # nothing new: the file is left as it is
+    assert path.stat().st_size == size
+    store.set("b", b"2" * 200_000)
+    # Until the next flush a reader still finds everything flushed (and recovers the
+    # complete members appended after it).
+    with ZipStore(path) as reader:
+        assert reader.get("a") == b"1" * 100
+        assert reader.get("b") in (None, b"2" * 200_000)
+    store.close()
+    with zipfile.ZipFile(path) as archive:
+        assert sorted(archive.namelist()) == ["a", "b"] and archive.testzip() is None
+    with pytest.raises(ValueError, match="closed"):
+        store.flush()

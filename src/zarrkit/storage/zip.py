@@ -750,6 +750,25 @@ class ZipStore(Store):
                 self._close_map()
                 archive.release()
 
+    def flush(self) -> None:
+        """Write the central directory now if anything was appended since the last one,
+        keeping the store open: readers opening the archive (other processes, ``zipfile``)
+        then see every member written so far. Later appends go after it.
+
+        >>> import os, tempfile, zipfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "f.zip")
+        >>> with ZipStore(path, mode="w") as s:
+        ...     s.set("k", b"v")
+        ...     s.flush()
+        ...     zipfile.ZipFile(path).read("k")
+        b'v'
+        """
+        archive = self._archive
+        with archive.write_lock:
+            self._require_open()
+            if archive.dirty:
+                archive.write_central_directory()
+
     def _close_map(self) -> None:
         if self._mmap is not None:
             try:
