@@ -8,6 +8,9 @@ directory built here by hand, file by file, the way the Julia package lays it ou
 
 from __future__ import annotations
 
+import doctest
+import importlib
+import io
 import json
 import mmap
 import os
@@ -472,6 +475,46 @@ def test_v3_packed_layout_on_disk(tmp_path: Path) -> None:
     first = np.frombuffer(numcodecs.Blosc().decode(shard[offset:offset + size]), "<f8")
     np.testing.assert_array_equal(first, values[:1024])
     assert json.loads((root / "vectors/cell/flat/zarr.json").read_text())["codecs"] == BYTES_LE
+    # "indexed+zipped": the shard is also a ZIP archive whose members are the inner chunks'
+    # blosc frames (the byte-exact layout is checked in test_daf_julia_layout.py).
+    with zipfile.ZipFile(io.BytesIO(shard)) as archive:
+        assert archive.testzip() is None
+        assert archive.namelist() == ["c/0", "c/1", "codec.json"]
+        assert archive.read("c/0") == shard[offset:offset + size]
+
+
+@pytest.mark.parametrize("backend", ["directory", "zip", "memory"])
+def test_packed_all_fill_chunks_are_stored(tmp_path: Path, backend: str) -> None:
+    """As Julia's shard writer: every inner chunk is stored, even one of fill values only
+    (zarrkit's sharding codec would leave it out), and the shard is a ZIP archive on every
+    backend."""
+    where = location(tmp_path, backend)
+    values = np.zeros(N_CELLS, dtype=np.float64)
+    values[-1] = 3.5  # the first inner chunk is all zeros
+    with zk.daf.open(where, "w") as daf:
+        daf.add_axis("cell", CELLS)
+        daf.set_vector("cell", "tail", values, packed=True)
+        daf.set_vector("cell", "zeros", np.zeros(N_CELLS, dtype=np.int64), packed=True)
+        store = daf.root.store
+        prefix = daf.root.path
+        for name in ("tail", "zeros"):
+            shard = store.get("/".join(filter(None, [prefix, f"vectors/cell/{name}/c/0"])))
+            assert shard is not None
+            entries = np.frombuffer(shard[:32], "<u8").reshape(2, 2)
+            assert (entries != 2**64 - 1).all()
+            with zipfile.ZipFile(io.BytesIO(shard)) as archive:
+                assert archive.namelist() == ["c/0", "c/1", "codec.json"]
+    with zk.daf.open(where) as daf:
+        assert_same(daf.get_vector("cell", "tail"), values)
+        assert_same(daf.get_vector("cell", "zeros"), np.zeros(N_CELLS, dtype=np.int64))
+
+
+@pytest.mark.parametrize("module", ["packed", "layout", "dataset", "sparse", "values",
+                                    "backends"])
+def test_docstring_examples(module: str) -> None:
+    result = doctest.testmod(importlib.import_module(f"zarrkit.daf.{module}"))
+    assert result.failed == 0
+    assert result.attempted > 0
 
 
 def test_v2_directory_layout_on_disk(tmp_path: Path) -> None:

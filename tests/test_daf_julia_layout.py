@@ -17,9 +17,14 @@ issue is silent:
 * packed properties are one shard per property at ``c/0`` (``c/0/0``), index at the start
   (``bytes`` + ``crc32c``), inner ``bytes`` + ``blosc`` zstd bitshuffle; the inner chunk
   shape need not divide the array (a 1200-element vector gets 1024-element inner chunks,
-  the last one padded with the fill value); for a dense matrix an inner chunk is one Daf
-  column; the shard bytes are also a ZIP archive (``indexed+zipped``), so the index offsets
-  skip ZIP local headers between the chunks;
+  the last one padded with the fill value); for a dense matrix an inner chunk is 8 KiB of
+  one Daf column, in its relayout a whole column; every component of a sparse property is
+  packed on its own (``src/packed_format.jl`` ``chunks_for``, ``src/zarr_format.jl``
+  ``dense_zcreate`` / ``format_relayout_matrix!``);
+* the shard bytes are also a ZIP archive (``indexed+zipped``, ``IncrementalShardWriter`` in
+  ``src/packed_format.jl``, records of ``src/mmap_zip_store.jl``): a local header before
+  each chunk (so the index offsets skip it), a ``codec.json`` member, the central
+  directory and ZIP64 end records after the last chunk (see ``shard_bytes`` below);
 * scalars are shape ``[1]`` arrays; Zarr.jl writes no all-fill chunk, so a zero scalar or
   an all-zero property has no chunk file;
 * Zarr.jl's v2 dense properties use ``dimension_separator: "/"`` and fill value ``null``.
@@ -28,12 +33,14 @@ issue is silent:
 from __future__ import annotations
 
 import gc
+import io
 import json
 import math
 import os
 import re
 import struct
 import zipfile
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,6 +160,73 @@ def v3_strings(root: Path, rel: str, values: list[str], *, write_chunk: bool = T
         write_bytes(root / rel / "c/0", vlen_utf8_encode(values))
 
 
+# The ZIP side of Julia's "indexed+zipped" shards (IncrementalShardWriter in
+# DataAxesFormats.jl's src/packed_format.jl, records from src/mmap_zip_store.jl): STORED
+# members, every record with a ZIP64 extra field and 0xFFFFFFFF in the fixed size/offset
+# fields, version needed 4.5, UTF-8 flag, DOS time 0 / date 1980-01-01, made by Unix 3.0,
+# mode 0o100644, no alignment padding, no data descriptor, no comment.
+ZIP_MADE_BY = 0x031E
+ZIP_VERSION = 45
+ZIP_UTF8 = 0x0800
+ZIP_DATE = 0x0021
+ZIP_MODE = 0o100644 << 16
+ZIP_SAT = 0xFFFFFFFF
+
+
+def zip_local_header(name: bytes, size: int, crc: int) -> bytes:
+    return (
+        struct.pack("<IHHHHHIIIHH", 0x04034B50, ZIP_VERSION, ZIP_UTF8, 0, 0, ZIP_DATE, crc,
+                    ZIP_SAT, ZIP_SAT, len(name), 20)
+        + name
+        + struct.pack("<HHQQ", 1, 16, size, size)
+    )
+
+
+def zip_central_header(name: bytes, size: int, crc: int, header_offset: int) -> bytes:
+    return (
+        struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, ZIP_MADE_BY, ZIP_VERSION, ZIP_UTF8, 0,
+                    0, ZIP_DATE, crc, ZIP_SAT, ZIP_SAT, len(name), 28, 0, 0, 0, ZIP_MODE,
+                    ZIP_SAT)
+        + name
+        + struct.pack("<HHQQQ", 1, 24, size, size, header_offset)
+    )
+
+
+def zip_end_records(count: int, cd_offset: int, cd_size: int) -> bytes:
+    return (
+        struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, ZIP_MADE_BY, ZIP_VERSION, 0, 0, count,
+                    count, cd_size, cd_offset)
+        + struct.pack("<IIQI", 0x07064B50, 0, cd_offset + cd_size, 1)
+        + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, ZIP_SAT, ZIP_SAT, 0)
+    )
+
+
+def julia_inner_codecs(dtype: np.dtype) -> list[dict]:
+    """The inner codecs of a packed property: bytes (vlen-utf8 for strings), then blosc
+    zstd bitshuffle level 5 whose typesize names the element size (1 for strings)."""
+    is_string = dtype.kind == "O"
+    return [
+        {"name": "vlen-utf8", "configuration": {}} if is_string else BYTES_LE,
+        {
+            "name": "blosc",
+            "configuration": {
+                "cname": "zstd",
+                "clevel": 5,
+                "shuffle": "bitshuffle",
+                "typesize": 1 if is_string else dtype.itemsize,
+                "blocksize": 0,
+            },
+        },
+    ]
+
+
+def julia_chunk_name(coords: tuple[int, ...], grid: tuple[int, ...]) -> bytes:
+    """``c/<i>/<j>``, each coordinate zero-padded to ``ndigits(n - 1)`` (Julia's
+    inner_chunk_name_bytes, dimensions reversed into Zarr order)."""
+    return ("c/" + "/".join(str(c).zfill(len(str(n - 1))) for c, n in zip(coords, grid,
+                                                                          strict=True))).encode()
+
+
 def shard_bytes(
     ondisk: np.ndarray,
     inner: tuple[int, ...],
@@ -161,37 +235,66 @@ def shard_bytes(
     zip_framing: bool = True,
 ) -> bytes:
     """A ``sharding_indexed`` shard with the index at the start (``bytes`` + ``crc32c``),
-    inner chunks ``bytes`` + ``blosc`` (zstd, bitshuffle, typesize = item size).  Inner
-    chunks that reach past the array are padded with the fill value (0).  With
-    ``zip_framing``, fake ZIP local headers sit before each chunk and a fake central
-    directory after the last one (as in Julia's ``indexed+zipped`` shards), so a reader
-    must follow the index offsets."""
-    blosc = numcodecs.Blosc(cname="zstd", clevel=5, shuffle=numcodecs.Blosc.BITSHUFFLE)
+    inner chunks ``bytes`` (``vlen-utf8``) + ``blosc`` zstd bitshuffle, in C order of the
+    inner chunk grid, those reaching past the array padded with the fill value (0, "").
+
+    With ``zip_framing`` the shard is Julia's "indexed+zipped" dual format: before each
+    chunk a ZIP local header (member ``c/<i>[/<j>]``, the chunk's blosc frame STORED), after
+    the last one a STORED ``codec.json`` member (the inner codecs, compact JSON, sorted
+    keys), the central directory (chunks, then codec.json) and the ZIP64 end records; the
+    index offsets point past the local headers.  Zarr.jl hands blosc the chunk's bytes,
+    so the frames have a blosc type size of 1.  An inner chunk in ``empty_chunks`` is not
+    stored (index entry 2**64-1 twice, no member), as Julia's writer would elide it."""
+    blosc = numcodecs.Blosc(cname="zstd", clevel=5, shuffle=numcodecs.Blosc.BITSHUFFLE,
+                            blocksize=0)
+    is_string = ondisk.dtype.kind == "O"
     grid = tuple(-(-s // c) for s, c in zip(ondisk.shape, inner, strict=True))
     n_chunks = math.prod(grid)
     index_size = 16 * n_chunks + 4
     empty = set(empty_chunks)
     body = bytearray()
     entries: list[tuple[int, int]] = []
+    members: list[tuple[bytes, int, int, int]] = []  # name, size, crc, header offset
+
+    def add_member(name: bytes, data: bytes) -> int:
+        crc = zlib.crc32(data)
+        header_offset = index_size + len(body)
+        members.append((name, len(data), crc, header_offset))
+        body.extend(zip_local_header(name, len(data), crc))
+        data_offset = index_size + len(body)
+        body.extend(data)
+        return data_offset
+
     for k, idx in enumerate(np.ndindex(*grid)):
         if k in empty:
             entries.append((EMPTY_CHUNK, EMPTY_CHUNK))
             continue
-        block = np.zeros(inner, dtype=ondisk.dtype.newbyteorder("<"))
         region = tuple(
             slice(i * c, min((i + 1) * c, s))
             for i, c, s in zip(idx, inner, ondisk.shape, strict=True)
         )
         part = ondisk[region]
-        block[tuple(slice(0, p) for p in part.shape)] = part
-        encoded = bytes(blosc.encode(np.ascontiguousarray(block)))
+        if is_string:
+            block = np.full(inner, "", dtype=object)
+            block[tuple(slice(0, p) for p in part.shape)] = part
+            raw = vlen_utf8_encode(block.ravel().tolist())
+        else:
+            block = np.zeros(inner, dtype=ondisk.dtype.newbyteorder("<"))
+            block[tuple(slice(0, p) for p in part.shape)] = part
+            raw = le_bytes(block)
+        encoded = bytes(blosc.encode(np.frombuffer(raw, dtype="u1")))
         if zip_framing:
-            name = f"{k}".encode()
-            body += b"PK\x03\x04" + bytes(22) + struct.pack("<HH", len(name), 0) + name
-        entries.append((index_size + len(body), len(encoded)))
-        body += encoded
+            entries.append((add_member(julia_chunk_name(idx, grid), encoded), len(encoded)))
+        else:
+            entries.append((index_size + len(body), len(encoded)))
+            body += encoded
     if zip_framing:
-        body += b"PK\x01\x02" + bytes(42) + b"PK\x05\x06" + bytes(18)
+        codecs = julia_inner_codecs(ondisk.dtype)
+        add_member(b"codec.json", json.dumps(codecs, sort_keys=True,
+                                             separators=(",", ":")).encode())
+        cd_offset = index_size + len(body)
+        directory = b"".join(zip_central_header(*member) for member in members)
+        body += directory + zip_end_records(len(members), cd_offset, len(directory))
     index = np.array(entries, dtype="<u8").tobytes()
     index += struct.pack("<I", crc32c.crc32c(index))
     assert len(index) == index_size
@@ -199,28 +302,19 @@ def shard_bytes(
 
 
 def packed_meta(ondisk: np.ndarray, inner: tuple[int, ...]) -> dict:
+    """The zarr.json of a packed array exactly as Julia writes it: one shard of exactly
+    the array's shape (even when the inner chunk does not divide it)."""
+    is_string = ondisk.dtype.kind == "O"
     meta = v3_array_meta(
         ondisk.shape,
-        ondisk.dtype.name,
-        v3_fill(ondisk.dtype),
+        "string" if is_string else ondisk.dtype.name,
+        "" if is_string else v3_fill(ondisk.dtype),
         [
             {
                 "name": "sharding_indexed",
                 "configuration": {
                     "chunk_shape": list(inner),
-                    "codecs": [
-                        BYTES_LE,
-                        {
-                            "name": "blosc",
-                            "configuration": {
-                                "cname": "zstd",
-                                "clevel": 5,
-                                "shuffle": "bitshuffle",
-                                "typesize": ondisk.dtype.itemsize,
-                                "blocksize": 0,
-                            },
-                        },
-                    ],
+                    "codecs": julia_inner_codecs(ondisk.dtype),
                     "index_codecs": [BYTES_LE, {"name": "crc32c"}],
                     "index_location": "start",
                 },
@@ -1277,6 +1371,226 @@ def test_default_format_is_v3(tmp_path: Path) -> None:
     assert not (path / ".zgroup").exists() and not (path / "daf").exists()
     for g in ("scalars", "axes", "vectors", "matrices"):
         assert json.loads((path / g / "zarr.json").read_text())["node_type"] == "group"
+
+
+# --------------------------------------------------------------------------------------
+# 3b. Packed properties: Julia's "indexed+zipped" shards, byte for byte
+# --------------------------------------------------------------------------------------
+
+P_CELLS = [f"cell{i}" for i in range(1200)]  # 1200 float64: 1024-element inner chunks
+P_GENES = [f"gene{i}" for i in range(1030)]  # 1030 float64 = 8240 bytes: packs too
+
+
+@dataclass
+class PackedSet:
+    """A data set written by zarrkit with ``packed=True`` everywhere: what each packed
+    array holds (on-disk orientation) and its inner chunk shape, and the flat leftovers."""
+
+    packed: dict[str, tuple[np.ndarray, tuple[int, ...]]] = field(default_factory=dict)
+    flat: list[str] = field(default_factory=list)
+    vectors: dict[str, Any] = field(default_factory=dict)
+    matrices: dict[tuple[str, str, str], Any] = field(default_factory=dict)
+
+
+def write_packed_set(path: Path) -> PackedSet:
+    """Julia's packing rules: an inner chunk holds 8 KiB of one Daf column (1024 float64,
+    512 strings at 16 bytes each), a column shorter than that stays flat; a matrix's
+    relayout (set_matrix's or relayout_matrix's) packs whole columns; every component of
+    a sparse property is packed on its own, a relayouted sparse matrix is not packed."""
+    rng = np.random.default_rng(31)
+    out = PackedSet()
+    score = rng.normal(size=len(P_CELLS))
+    label = np.array([f"é{i % 7}-{i}" for i in range(len(P_CELLS))], dtype=object)
+    sparse_vector = np.where(rng.random(len(P_CELLS)) < 0.9, rng.normal(size=len(P_CELLS)), 0.0)
+    umis = rng.integers(0, 4, size=(len(P_CELLS), len(P_GENES))).astype(np.float64)
+    counts = rng.integers(0, 9, size=(2, len(P_GENES))).astype(np.float64)
+    sparse_umis = np.where(rng.random(umis.shape) < 0.01, umis + 1, 0.0)
+    d = open_daf(path, "w")
+    try:
+        d.add_axis("cell", P_CELLS)
+        d.add_axis("gene", P_GENES)
+        d.add_axis("pair", ["p0", "p1"])
+        d.set_vector("cell", "score", score, packed=True)
+        d.set_vector("cell", "label", label, packed=True)
+        d.set_vector("cell", "sv", sp.coo_array(sparse_vector), packed=True)
+        d.set_vector("gene", "short", np.arange(len(P_GENES), dtype=np.float32), packed=True)
+        d.set_matrix("cell", "gene", "umis", umis, packed=True)
+        d.set_matrix("pair", "gene", "counts", counts, packed=True, relayout=False)
+        d.relayout_matrix("pair", "gene", "counts", packed=True)
+        d.set_matrix("cell", "gene", "sp", sp.csc_matrix(sparse_umis), packed=True)
+    finally:
+        close_daf(d)
+    out.vectors = {"score": score, "label": label, "sv": sparse_vector}
+    out.matrices = {("cell", "gene", "umis"): umis, ("gene", "cell", "umis"): umis.T,
+                    ("pair", "gene", "counts"): counts, ("gene", "pair", "counts"): counts.T,
+                    ("cell", "gene", "sp"): sparse_umis, ("gene", "cell", "sp"): sparse_umis.T}
+    out.packed["vectors/cell/score"] = (score, (1024,))
+    out.packed["vectors/cell/label"] = (label, (512,))
+    nz = np.flatnonzero(sparse_vector)
+    out.packed["vectors/cell/sv/nzind"] = (nz + 1, (1024,))
+    out.packed["vectors/cell/sv/nzval"] = (sparse_vector[nz], (1024,))
+    # (cell, gene): columns of 1200 cells in 1024-cell inner chunks; the relayout (gene,
+    # cell): whole columns of 1030 genes. (pair, gene) has 2-element columns: flat; its
+    # relayout_matrix (gene, pair): whole columns of 1030 genes.
+    out.packed["matrices/cell/gene/umis"] = (ondisk_matrix(umis), (1, 1024))
+    out.packed["matrices/gene/cell/umis"] = (ondisk_matrix(umis.T), (1, len(P_GENES)))
+    out.packed["matrices/gene/pair/counts"] = (ondisk_matrix(counts.T), (1, len(P_GENES)))
+    indptr, indices, data = csc_parts(sparse_umis)
+    out.packed["matrices/cell/gene/sp/colptr"] = (indptr + 1, (1024,))  # 1031 entries
+    out.packed["matrices/cell/gene/sp/rowval"] = (indices + 1, (1024,))
+    out.packed["matrices/cell/gene/sp/nzval"] = (data, (1024,))
+    out.flat = ["vectors/gene/short", "matrices/pair/gene/counts", "matrices/gene/cell/sp/colptr",
+                "matrices/gene/cell/sp/rowval", "matrices/gene/cell/sp/nzval"]
+    return out
+
+
+def on_disk_values(tree: Tree, path: str, values: np.ndarray) -> np.ndarray:
+    """``values`` in the data type the array's zarr.json names (index types are the
+    writer's choice; any integer type is valid)."""
+    data_type = tree.json(f"{path}/zarr.json")["data_type"]
+    return values if data_type == "string" else values.astype(np.dtype(data_type))
+
+
+@pytest.fixture(scope="module")
+def packed_sets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, PackedSet]]:
+    base = tmp_path_factory.mktemp("packed")
+    return {backend: (path, write_packed_set(path)) for backend, path in
+            (("dir", base / "p.daf.zarr"), ("zip", base / "p.daf.zarr.zip"))}
+
+
+@pytest.mark.parametrize("backend", ["dir", "zip"])
+def test_packed_shards_are_julia_bytes(packed_sets: dict[str, tuple[Path, PackedSet]],
+                                       backend: str) -> None:
+    """Every packed shard equals, byte for byte, the one rebuilt here from Julia's rules
+    (shard_bytes), and its zarr.json is Julia's, the shard shape rounded up to whole inner
+    chunks when they do not divide it (Julia's exact shape is refused by zarr-python)."""
+    path, written = packed_sets[backend]
+    tree = Tree(path)
+    directory = Tree(packed_sets["dir"][0]) if backend == "zip" else None
+    for array_path, (values, inner) in written.packed.items():
+        ondisk = on_disk_values(tree, array_path, values)
+        meta = tree.json(f"{array_path}/zarr.json")
+        julia = packed_meta(ondisk, inner)
+        shape = list(ondisk.shape)
+        rounded = [-(-s // c) * c for s, c in zip(shape, inner, strict=True)]
+        assert meta["chunk_grid"]["configuration"]["chunk_shape"] == rounded, array_path
+        julia["chunk_grid"]["configuration"]["chunk_shape"] = rounded
+        assert meta == julia, array_path
+        raw = tree.get(f"{array_path}/{chunk_key_v3(ondisk.ndim)}")
+        assert raw is not None, array_path
+        if directory is None:
+            assert raw == shard_bytes(ondisk, inner), array_path
+        else:  # the same bytes as the directory's (checked against shard_bytes there)
+            assert raw == directory.get(f"{array_path}/{chunk_key_v3(ondisk.ndim)}")
+    # A whole-column relayout divides its shard: Julia's zarr.json exactly.
+    for array_path in ("matrices/gene/cell/umis", "matrices/gene/pair/counts"):
+        values, inner = written.packed[array_path]
+        assert tree.json(f"{array_path}/zarr.json") == packed_meta(values, inner)
+    for array_path in written.flat:  # too short to pack, or a relayouted sparse matrix
+        meta = tree.json(f"{array_path}/zarr.json")
+        assert meta["codecs"] == [BYTES_LE] and "attributes" not in meta, array_path
+    packed_nodes = {
+        key[: -len("/zarr.json")]
+        for key, data in tree.files.items()
+        if key.endswith("zarr.json") and "daf_packed_format" in json.loads(data).get(
+            "attributes", {})
+    }
+    assert packed_nodes == set(written.packed)
+
+
+def test_packed_shards_are_zip_archives(packed_sets: dict[str, tuple[Path, PackedSet]]
+                                        ) -> None:
+    """Each shard is a valid ZIP archive for Python's zipfile: one STORED member per inner
+    chunk (fixed-width names, in chunk order) whose data is the blosc frame the Zarr index
+    points at, then codec.json; the CRCs check."""
+    path, written = packed_sets["dir"]
+    for array_path, (values, inner) in written.packed.items():
+        raw = (path / array_path / chunk_key_v3(values.ndim)).read_bytes()
+        grid = tuple(-(-s // c) for s, c in zip(values.shape, inner, strict=True))
+        n = math.prod(grid)
+        pairs = np.frombuffer(raw[: 16 * n], dtype="<u8").reshape(n, 2)
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            assert archive.testzip() is None, array_path
+            infos = archive.infolist()
+            expected = [julia_chunk_name(idx, grid).decode() for idx in np.ndindex(*grid)]
+            assert [info.filename for info in infos] == [*expected, "codec.json"]
+            for info, (offset, size) in zip(infos, pairs, strict=False):
+                assert info.compress_type == zipfile.ZIP_STORED
+                assert info.file_size == info.compress_size == int(size)
+                assert info.date_time == (1980, 1, 1, 0, 0, 0)
+                assert info.header_offset + 30 + len(info.filename) + 20 == int(offset)
+                frame = raw[int(offset) : int(offset) + int(size)]
+                assert archive.read(info) == frame
+                assert numcodecs.Blosc().decode(frame)  # a blosc frame
+            data_type = json.loads((path / array_path / "zarr.json").read_text())["data_type"]
+            dtype = np.dtype(object) if data_type == "string" else np.dtype(data_type)
+            assert json.loads(archive.read("codec.json")) == julia_inner_codecs(dtype)
+            assert archive.comment == b""
+
+
+def test_packed_arrays_read_back(packed_sets: dict[str, tuple[Path, PackedSet]]) -> None:
+    """zarr-python reads the packed arrays of the directory (the ZIP records are invisible
+    to a Zarr reader), and zarrkit.daf reads every property back from both backends."""
+    import zarr
+
+    path, written = packed_sets["dir"]
+    group = zarr.open_group(str(path), mode="r")
+    tree = Tree(path)
+    for array_path, (values, _) in written.packed.items():
+        got = group[array_path][...]
+        if values.dtype.kind == "O":
+            assert [str(x) for x in np.asarray(got).tolist()] == values.tolist(), array_path
+        else:
+            np.testing.assert_array_equal(got, on_disk_values(tree, array_path, values))
+    for backend in ("dir", "zip"):
+        path, written = packed_sets[backend]
+        d = open_daf(path)
+        try:
+            np.testing.assert_array_equal(d.get_vector("cell", "score"), written.vectors["score"])
+            assert [str(x) for x in d.get_vector("cell", "label")] == written.vectors[
+                "label"].tolist()
+            np.testing.assert_array_equal(dense_vector(d.get_vector("cell", "sv")),
+                                          written.vectors["sv"])
+            for (rows, cols, name), expected in written.matrices.items():
+                got = d.get_matrix(rows, cols, name, relayout=False)
+                dense = got.toarray() if sp.issparse(got) else np.asarray(got)
+                np.testing.assert_array_equal(dense, expected)
+        finally:
+            close_daf(d)
+
+
+@pytest.mark.parametrize("writer", ["zarr-python", "index-only"])
+def test_foreign_index_only_shards_read(tmp_path: Path, writer: str) -> None:
+    """A sharded array without the daf_packed_format attribute and without ZIP records
+    (a foreign Zarr writer's: zarr-python's, index at the end; or an index-only shard with
+    the index at the start) is read through its index, as Julia's ZarrDaf does."""
+    import zarr
+
+    root = tmp_path / "foreign.daf.zarr"
+    for g in ("scalars", "axes", "vectors", "matrices"):
+        v3_group(root, g)
+    v3_strings(root, "axes/cell", [f"c{i}" for i in range(10)])
+    v3_group(root, "vectors/cell")
+    v3_group(root, "matrices/cell")
+    v3_group(root, "matrices/cell/cell")
+    values = np.arange(10, dtype=np.int32) * 3 - 7
+    if writer == "zarr-python":
+        array = zarr.create_array(str(root / "vectors/cell/v"), shape=(10,), chunks=(4,),
+                                  shards=(12,), dtype="int32", fill_value=0)
+        array[...] = values
+    else:
+        meta = packed_meta(values, (4,))
+        del meta["attributes"]
+        write_json(root / "vectors/cell/v/zarr.json", meta)
+        write_bytes(root / "vectors/cell/v/c/0", shard_bytes(values, (4,), zip_framing=False))
+    meta = json.loads((root / "vectors/cell/v/zarr.json").read_text())
+    assert "daf_packed_format" not in meta.get("attributes", {})
+    v3_root(root, [1, 0], consolidated=True)
+    d = open_daf(root)
+    try:
+        check_vector(d.get_vector("cell", "v"), values, 10)
+    finally:
+        close_daf(d)
 
 
 # --------------------------------------------------------------------------------------

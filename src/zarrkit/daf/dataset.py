@@ -35,6 +35,7 @@ import numpy as np
 
 import zarrkit.api as zk_api
 from zarrkit.daf import layout
+from zarrkit.daf import packed as daf_packed
 from zarrkit.daf import sparse as daf_sparse
 from zarrkit.daf.backends import MODES, StoreHandle, acquire, parse_location, wrap_store
 from zarrkit.daf.layout import axis_path, matrix_path, scalar_path, vector_path
@@ -326,9 +327,13 @@ class DafDataset:
         del self._root[path]
 
     def _write_dense(self, path: str, data: np.ndarray[Any, Any], *, packed: bool,
-                     separator: str = "/") -> None:
-        """Create the array at ``path`` holding ``data`` (already in Zarr orientation)."""
-        options = layout.packed_options(data.dtype, data.shape) if packed else None
+                     separator: str = "/", whole_rows: bool = False) -> None:
+        """Create the array at ``path`` holding ``data`` (already in Zarr orientation);
+        ``packed`` (v3) stores it as an "indexed+zipped" shard when large enough, its
+        inner chunks whole Daf columns with ``whole_rows`` (as Julia's relayout does)."""
+        options = (layout.packed_options(data.dtype, data.shape, whole_rows=whole_rows)
+                   if packed else None)
+        is_packed = options is not None
         if options is None:
             options = layout.flat_options(self.zarr_format, data.dtype, data.shape,
                                           separator=separator)
@@ -339,21 +344,27 @@ class DafDataset:
         metadata = array_metadata(zarr_format=self.zarr_format, attributes=attributes,
                                   **options)
         create_array_node(store, full, layout.JuliaShaped(metadata), attributes)
-        if data.size:
+        if is_packed:
+            # Julia's dual-format shard (every inner chunk stored, ZIP records around
+            # them), not zarrkit's sharding codec (which skips all-fill inner chunks).
+            daf_packed.write_packed(store, full, metadata, data)
+        elif data.size:
             Array(store, full, metadata, attributes=attributes or {})[...] = data
 
+    # Julia packs every component of a sparse property (each when large enough), as its
+    # write_sparse_vector / write_sparse_matrix do with ``is_packed``.
     def _write_sparse_vector(self, path: str, parts: daf_sparse.SparseVectorParts, *,
                              packed: bool) -> None:
         self._root.create_group(path)
-        self._write_dense(f"{path}/nzind", parts.nzind, packed=False, separator=".")
+        self._write_dense(f"{path}/nzind", parts.nzind, packed=packed, separator=".")
         if parts.nzval is not None:
             self._write_dense(f"{path}/nzval", parts.nzval, packed=packed)
 
     def _write_sparse_matrix(self, path: str, parts: daf_sparse.SparseMatrixParts, *,
                              packed: bool) -> None:
         self._root.create_group(path)
-        self._write_dense(f"{path}/colptr", parts.colptr, packed=False, separator=".")
-        self._write_dense(f"{path}/rowval", parts.rowval, packed=False, separator=".")
+        self._write_dense(f"{path}/colptr", parts.colptr, packed=packed, separator=".")
+        self._write_dense(f"{path}/rowval", parts.rowval, packed=packed, separator=".")
         if parts.nzval is not None:
             self._write_dense(f"{path}/nzval", parts.nzval, packed=packed)
 
@@ -643,8 +654,9 @@ class DafDataset:
                    packed: bool = False) -> None:
         """Set a vector property of an axis: a 1-d array (or list) of its length, a scalar
         to fill it with, or a scipy.sparse vector (stored sparse). ``packed`` stores a
-        large dense vector (or a sparse one's values) chunked and compressed, as Julia's
-        ``packed=true`` (v3 layout; small ones stay flat, as in Julia).
+        large dense vector (or each large component of a sparse one) chunked and
+        compressed in an "indexed+zipped" shard, as Julia's ``packed=true`` (v3 layout;
+        small ones stay flat, as in Julia; see :mod:`zarrkit.daf.packed`).
 
         >>> import zarrkit as zk
         >>> daf = zk.daf.open(zk.MemoryStore(), "w"); daf.add_axis("cell", ["a", "b"])
@@ -757,7 +769,10 @@ class DafDataset:
         """Set a matrix property: a 2-d numeric or Bool array of shape (rows, columns), a
         scalar to fill it with, or a scipy.sparse matrix (stored sparse). It is stored
         column-major; with ``relayout`` (the default, as in Julia) the flipped layout
-        (columns axis as rows) is stored too, unless both axes are the same.
+        (columns axis as rows) is stored too, unless both axes are the same. ``packed``
+        packs as Julia's ``packed=true`` does: a dense matrix in inner chunks of 8 KiB of
+        a column (its flipped layout in whole columns), each large component of a sparse
+        one (its flipped layout is not packed); small ones stay flat.
 
         >>> import zarrkit as zk
         >>> daf = zk.daf.open(zk.MemoryStore(), "w")
@@ -786,16 +801,18 @@ class DafDataset:
                 paths.append(matrix_path(columns_axis, rows_axis, name))
             for old in self._prepare_set(paths, overwrite, what):
                 self._delete(old)
+            # The flipped layout is written as Julia's format_relayout_matrix! does: a
+            # sparse one never packed, a packed dense one in whole-column inner chunks.
             if sparse_parts is not None:
                 self._write_sparse_matrix(paths[0], sparse_parts, packed=packed)
                 if flipped_parts is not None:
-                    self._write_sparse_matrix(paths[1], flipped_parts, packed=packed)
+                    self._write_sparse_matrix(paths[1], flipped_parts, packed=False)
             else:
                 assert dense is not None
                 # Column-major: the Zarr array holds the transpose, in C order.
                 self._write_dense(paths[0], dense.T, packed=packed)
                 if relayout:
-                    self._write_dense(paths[1], dense, packed=packed)
+                    self._write_dense(paths[1], dense, packed=packed, whole_rows=True)
 
     def _read_matrix(self, node: Array | Group, shape: tuple[int, int], what: str) -> Any:
         """The matrix stored at ``node`` in the Daf (rows, columns) orientation."""
@@ -911,7 +928,8 @@ class DafDataset:
                         overwrite: bool = False, packed: bool = False) -> None:
         """Store the flipped layout (columns axis as rows) of a matrix stored with
         ``rows_axis`` rows. A matrix of one axis with itself cannot be relayouted (Daf
-        keeps a single layout of those).
+        keeps a single layout of those). With ``packed``, a dense one is packed in whole
+        columns when they are large enough (Julia's relayout); a sparse one stays flat.
 
         >>> import zarrkit as zk
         >>> daf = zk.daf.open(zk.MemoryStore(), "w")
@@ -937,11 +955,14 @@ class DafDataset:
             path = matrix_path(columns_axis, rows_axis, name)
             for old in self._prepare_set([path], overwrite, f"the flipped {what}"):
                 self._delete(old)
+            # As Julia's format_relayout_matrix!: a packed dense layout has whole-column
+            # inner chunks; a sparse one is never packed.
             if isinstance(node, Array):
-                self._write_dense(path, np.ascontiguousarray(matrix), packed=packed)
+                self._write_dense(path, np.ascontiguousarray(matrix), packed=packed,
+                                  whole_rows=True)
             else:
                 parts = daf_sparse.encode_matrix(matrix.T, shape[::-1], what)
-                self._write_sparse_matrix(path, parts, packed=packed)
+                self._write_sparse_matrix(path, parts, packed=False)
 
     # --- description ------------------------------------------------------------------
     def _describe(self, node: Array | Group, shape: tuple[int, ...]) -> str:

@@ -5,7 +5,8 @@ and a version marker ``[1, 0]``: a ``daf`` group attribute in the Zarr v3 layout
 DataAxesFormats.jl 0.3 writes, the default), a ``daf`` array of two ``uint8`` in the v2
 layout of the seed document. Every array is one uncompressed chunk covering the whole
 array, except "packed" properties: a v3 ``sharding_indexed`` array (index first, inner
-chunks compressed with blosc zstd bitshuffle), as the Julia package writes them with
+chunks compressed with blosc zstd bitshuffle) whose one shard is also a ZIP archive
+("indexed+zipped", :mod:`zarrkit.daf.packed`), as the Julia package writes them with
 ``packed=true``.
 
 >>> vector_path("cell", "age"), matrix_path("cell", "gene", "UMIs")
@@ -253,10 +254,31 @@ def packed_chunk_rows(rows: int, dtype: np.dtype[Any]) -> int | None:
     return min(PACKED_TARGET_BYTES // element, rows)
 
 
-def packed_options(dtype: np.dtype[Any], shape: tuple[int, ...]) -> dict[str, Any] | None:
+def packed_inner_codecs(dtype: np.dtype[Any]) -> list[dict[str, Any]]:
+    """The inner codecs of a packed property (DAF_PACKED_COMPRESSION's default,
+    ``:blosc_zstd_bitshuffle`` at level 5): ``bytes`` (``vlen-utf8`` for strings), then
+    blosc, whose ``typesize`` names the element size (1 for strings), as Julia writes it.
+
+    >>> packed_inner_codecs(np.dtype("u2"))[1]["configuration"]["typesize"]
+    2
+    """
+    is_string = dtype.kind == "O"
+    serializer = ({"name": "vlen-utf8", "configuration": {}} if is_string
+                  else dict(_LITTLE_ENDIAN_BYTES))
+    blosc = {"name": "blosc", "configuration": {
+        "cname": "zstd", "clevel": PACKED_COMPRESSION_LEVEL, "shuffle": "bitshuffle",
+        "typesize": 1 if is_string else dtype.itemsize, "blocksize": 0}}
+    return [serializer, blosc]
+
+
+def packed_options(dtype: np.dtype[Any], shape: tuple[int, ...], *,
+                   whole_rows: bool = False) -> dict[str, Any] | None:
     """``create_array`` options of a packed v3 array of ``shape`` (Zarr order, the Daf rows
     last), or None when it is too small to pack.
 
+    An inner chunk holds DAF_PACKED_TARGET_CHUNK_KB of one Daf column
+    (:func:`packed_chunk_rows`); with ``whole_rows`` a whole Daf column, as the Julia
+    package's relayout (``format_get_empty_dense_matrix!``'s streaming writer) stores it.
     The Julia package makes the shard cover exactly the array; when the inner chunk does
     not divide the rows, that shard shape breaks the sharding spec's divisibility rule
     (zarr-python refuses such an array). The shard here is rounded up to a multiple of the
@@ -266,6 +288,8 @@ def packed_options(dtype: np.dtype[Any], shape: tuple[int, ...]) -> dict[str, An
     >>> options = packed_options(np.dtype("f8"), (3, 1100))
     >>> options["chunks"], options["shards"], options["attributes"]
     ((1, 1024), (3, 2048), {'daf_packed_format': 'indexed+zipped'})
+    >>> packed_options(np.dtype("f8"), (3, 1100), whole_rows=True)["chunks"]
+    (1, 1100)
     """
     if not shape or any(n == 0 for n in shape):
         return None
@@ -273,12 +297,12 @@ def packed_options(dtype: np.dtype[Any], shape: tuple[int, ...]) -> dict[str, An
     inner_rows = packed_chunk_rows(rows, dtype)
     if inner_rows is None:
         return None
+    if whole_rows:
+        inner_rows = rows
     inner = (1,) * (len(shape) - 1) + (inner_rows,)
     shard = shape[:-1] + (-(-rows // inner_rows) * inner_rows,)
+    serializer, blosc = packed_inner_codecs(dtype)
     is_string = dtype.kind == "O"
-    blosc = {"name": "blosc", "configuration": {
-        "cname": "zstd", "clevel": PACKED_COMPRESSION_LEVEL, "shuffle": "bitshuffle",
-        "typesize": 1 if is_string else dtype.itemsize, "blocksize": 0}}
     options: dict[str, Any] = {
         "dtype": dtype, "shape": shape, "chunks": inner, "shards": shard,
         "compressors": [blosc], "index_location": "start",
@@ -286,7 +310,7 @@ def packed_options(dtype: np.dtype[Any], shape: tuple[int, ...]) -> dict[str, An
         "attributes": {PACKED_ATTRIBUTE: PACKED_FORMAT},
     }
     if not is_string:
-        options["serializer"] = dict(_LITTLE_ENDIAN_BYTES)
+        options["serializer"] = serializer
     return options
 
 
@@ -398,6 +422,7 @@ __all__ = [
     "marker_attributes",
     "matrix_path",
     "packed_chunk_rows",
+    "packed_inner_codecs",
     "packed_options",
     "parse_marker",
     "read_marker",

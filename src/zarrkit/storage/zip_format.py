@@ -38,8 +38,8 @@ from zarrkit.storage.keys import validate_key
 # Record layouts of the ZIP specification (APPNOTE.TXT), all little-endian.
 LOCAL = struct.Struct("<IHHHHHIIIHH")
 LOCAL_SIG = 0x04034B50
-_CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")
-_CENTRAL_SIG = 0x02014B50
+CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")
+CENTRAL_SIG = 0x02014B50
 EOCD = struct.Struct("<IHHHHIIH")
 EOCD_SIG = 0x06054B50
 _EOCD_SIG_BYTES = struct.pack("<I", EOCD_SIG)
@@ -66,7 +66,7 @@ _FLAG_DATA_DESCRIPTOR = 0x8
 FLAG_UTF8 = 0x800
 VERSION = 20
 VERSION_ZIP64 = 45
-_UNIX_FILE_ATTRS = (0o100644 & 0xFFFF) << 16
+UNIX_FILE_ATTRS = (0o100644 & 0xFFFF) << 16
 MADE_BY_UNIX = 3 << 8
 
 _ALIGNMENT = 8
@@ -345,9 +345,9 @@ def central_record(
         )
         version = max(version, VERSION_ZIP64)
     return (
-        _CENTRAL.pack(
-            _CENTRAL_SIG, MADE_BY_UNIX | version, version, flags, method, clock, date, crc,
-            compress32, size32, len(name), len(extra), 0, 0, 0, _UNIX_FILE_ATTRS, offset32,
+        CENTRAL.pack(
+            CENTRAL_SIG, MADE_BY_UNIX | version, version, flags, method, clock, date, crc,
+            compress32, size32, len(name), len(extra), 0, 0, 0, UNIX_FILE_ATTRS, offset32,
         )
         + name
         + extra
@@ -477,7 +477,7 @@ class ArchiveReader:
         count = 0
         index: dict[str, Member] = {}
         while pos < len(central):
-            if pos + _CENTRAL.size > len(central):
+            if pos + CENTRAL.size > len(central):
                 raise CorruptZipError(f"{self.path}: truncated central directory")
             (
                 sig,
@@ -497,12 +497,12 @@ class ArchiveReader:
                 _internal,
                 _external,
                 header_offset,
-            ) = _CENTRAL.unpack_from(central, pos)
-            if sig != _CENTRAL_SIG:
+            ) = CENTRAL.unpack_from(central, pos)
+            if sig != CENTRAL_SIG:
                 raise CorruptZipError(
                     f"{self.path}: bad central directory record at entry {count}"
                 )
-            pos += _CENTRAL.size
+            pos += CENTRAL.size
             raw_name = central[pos : pos + name_len]
             pos += name_len
             extra = central[pos : pos + extra_len]
