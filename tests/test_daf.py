@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 
 import zarrkit as zk
 from zarrkit.errors import (
+    ChunkDecodeError,
     DafExistsError,
     DafKeyError,
     DafMarkerError,
@@ -1221,3 +1222,19 @@ def test_dense_use_needs_neither_scipy_nor_anndata(tmp_path: Path) -> None:
     """)
     environment = {**os.environ, "PYTHONPATH": str(SRC)}
     subprocess.run([sys.executable, "-c", code], env=environment, timeout=120, check=True)
+
+
+def test_stored_axis_with_a_repeated_entry_is_refused(tmp_path: Path) -> None:
+    # A file written by something other than a Daf library: entries must be unique.
+    path = str(tmp_path / "dup.daf.zarr")
+    with zk.daf.open(path, "w") as daf:
+        daf.add_axis("cell", ["a", "b", "c"])
+    root = zk.open_group(path, mode="r+")
+    root["axes"].create_array("cell", shape=(3,), dtype=str, overwrite=True)[:] = np.array(
+        ["a", "b", "a"], dtype=object)
+    with zk.daf.open(path) as daf:
+        assert daf.axis_entries("cell").tolist() == ["a", "b", "a"]
+        with pytest.raises(ChunkDecodeError, match="entry 'a' appears more than once"):
+            daf.axis_dict("cell")
+        with pytest.raises(ChunkDecodeError, match="more than once"):
+            daf.axis_indices("cell", ["b"])

@@ -24,6 +24,7 @@ array([4, 5])
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import weakref
@@ -564,7 +565,13 @@ class DafDataset:
     def _index_of(self, axis: str) -> dict[str, int]:
         index = self._indices.get(axis)
         if index is None:
-            index = {entry: i for i, entry in enumerate(self._require_entries(axis).tolist())}
+            entries = self._require_entries(axis).tolist()
+            index = {entry: i for i, entry in enumerate(entries)}
+            if len(index) != len(entries):
+                # A file not written by a Daf library: an entry named twice has no index.
+                twice = next(e for e, n in collections.Counter(entries).items() if n > 1)
+                raise ChunkDecodeError(f"axis {axis!r} of the Daf data set {self._name!r}: "
+                                       f"entry {twice!r} appears more than once")
             self._indices[axis] = index
         return index
 
