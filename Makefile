@@ -65,7 +65,8 @@ fuzz: $(STAMP)
 	    -rss_limit_mb=2048 -artifact_prefix=fuzz-findings/$$t/ 2>&1 | grep -E "^#[0-9]+ +DONE|^Done|ERROR|Exception" ; \
 	done
 
-# Crash soak (~5 min): the tests/crash trials of `make test`, 30 per scenario, 100 per ZIP scenario.
+# Crash soak (~9 min): the tests/crash trials of `make test`, 30 per scenario, 100 per ZIP
+# scenario, 20 per SQLite/LMDB scenario.
 soak: $(STAMP)
 	ZARRKIT_CRASH_TRIALS=30 ZARRKIT_CRASH_ZIP_TRIALS=100 $(PY) -m pytest -q -n 2 tests/crash
 

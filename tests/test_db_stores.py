@@ -535,11 +535,15 @@ def test_lmdb_handles_in_one_process_share_the_environment(tmp_path: Path) -> No
         writer.close()
         reader.close()
         other_writer.close()
-    # Only read-only handles open: a writable one cannot share their environment.
+    # A read-only handle opens the environment writable when the files allow it, so a
+    # writable handle opened while only it is open shares the environment.
     with LMDBStore(path, read_only=True) as only_reader:
         assert only_reader.get("k") == b"v"
-        with pytest.raises(StoreLockedError):
-            LMDBStore(path)
+        with LMDBStore(path) as late_writer:
+            late_writer.set("k", b"late")
+        assert only_reader.get("k") == b"late"
+        with pytest.raises(ReadOnlyError):
+            only_reader.set("k", b"no")
     with LMDBStore(path) as store:  # all closed: writable again
         store.set("k3", b"x")
 

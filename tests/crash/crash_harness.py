@@ -10,6 +10,8 @@ verifies:
 - directory stores: no temporary file is visible in the store (``os.walk``), zarrkit's
   listing shows only real keys, and opening the store with zarrkit leaves no dead writer's
   temporary beside it; ZIP archives: zarrkit opens the archive and reads every member;
+  databases: they open read-only, then read-write, list only real keys and pass their own
+  checks (crash_stores.database_problems);
 - every node opens and every chunk decodes, with zarrkit and (directory stores) zarr-python;
 - every object holds its old or new value (see crash_scenarios), nothing journaled is lost.
 
@@ -18,6 +20,8 @@ usable after a kill. After the last round, a resize trial grows the array to the
 shape any writer could make (what lies outside the last shape seen must read as the fill
 value), and a ZIP trial opens the archive for appending and closes it, as the next writer
 would (it must keep the last state seen, leave no temporary file, and satisfy zipfile).
+In half of the database trials (drawn from the seed) a bystander process keeps the
+database open and reads it throughout (crash_stores.Bystander).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from typing import Any
 
 from crash_journal import Journal, read_journal
 from crash_scenarios import TEMP_PREFIX, Scenario, temporary_names
+from crash_stores import Bystander, database_problems
 
 from zarrkit.storage import DirectoryStore, ZipStore
 
@@ -51,6 +56,7 @@ REAL_KEY = re.compile(r"(?:[^/]+/)*?(?:zarr\.json|\.zarray|\.zgroup|\.zattrs|\.z
 class TrialResult:
     scenario: str
     seed: int
+    bystander: bool = False
     rounds: int = 0
     kills: int = 0
     kills_mid_op: int = 0
@@ -84,14 +90,30 @@ def run_trial(scenario: Scenario, seed: int, workdir: Path, rounds: int = ROUNDS
     scenario.create(path)
     state, failures = scenario.observe(path)
     result.failures += [f"before any writer ran: {f}" for f in failures]
-    for round_no in range(rounds):
-        if result.failures:
-            return result
-        state = run_round(scenario, path, workdir, seed, round_no, KillPlan.draw(rng),
-                          state, result)
-    if not result.failures:
-        result.failures += [f"after the last round: {f}" for f in scenario.finish(path, state)]
+    bystander = start_bystander(scenario, path, workdir, seed)
+    result.bystander = bystander is not None
+    try:
+        for round_no in range(rounds):
+            if result.failures:
+                return result
+            state = run_round(scenario, path, workdir, seed, round_no, KillPlan.draw(rng),
+                              state, result)
+        if not result.failures:
+            result.failures += [f"after the last round: {f}"
+                                for f in scenario.finish(path, state)]
+    finally:
+        if bystander is not None:
+            result.failures += bystander.stop()
     return result
+
+
+def start_bystander(scenario: Scenario, path: Path, workdir: Path, seed: int
+                    ) -> Bystander | None:
+    """A reader keeping the database open through the trial, in half of the database
+    trials (its own random draw, so the kill plans stay those of the seed)."""
+    if not scenario.database or random.Random(f"{seed}:bystander").random() < 0.5:
+        return None
+    return Bystander(scenario.storage, path, workdir / "bystander.err")
 
 
 def run_round(scenario: Scenario, path: Path, workdir: Path, seed: int, round_no: int,
@@ -187,9 +209,12 @@ def dead_writers_temporaries(path: Path) -> list[str]:
 
 def check_store(scenario: Scenario, path: Path) -> list[str]:
     """What a kill must not leave: temporaries in sight, keys that are not real, dead
-    writers' temporaries after opening (directory); an unreadable archive (ZIP)."""
+    writers' temporaries after opening (directory); an unreadable archive (ZIP); a
+    database that does not open, or fails its own checks (crash_stores)."""
     if scenario.zip_store:
         return zip_members_problems(path)
+    if scenario.database:
+        return database_problems(scenario.storage, path, REAL_KEY)
     failures = [f"{name} is visible in the store" for name in temporary_names(path)]
     store = DirectoryStore(path)  # opening removes what killed writers left beside it
     failures += [f"{name} of a dead writer is left beside the store after opening"
@@ -213,13 +238,16 @@ def zip_members_problems(path: Path) -> list[str]:
 
 
 def replay_command(result: TrialResult) -> str:
-    return (f"ZARRKIT_CRASH_SEED={result.seed} .venv/bin/python -m pytest -q tests/crash "
-            f"-k '{result.scenario}'")
+    # The test's id, not -k: "-k chunks-v2" would select "sqlite-chunks-v2" too.
+    return (f"ZARRKIT_CRASH_SEED={result.seed} .venv/bin/python -m pytest -q "
+            f"'tests/crash/test_crash.py::test_a_killed_writer_leaves_old_or_new"
+            f"[{result.scenario}-0]'")
 
 
 def report(result: TrialResult) -> str:
     """A failed trial for the test output: scenario, seed, replay command, findings."""
-    lines = [f"crash trial {result.scenario} with seed {result.seed} failed "
+    lines = [f"crash trial {result.scenario} with seed {result.seed} failed"
+             f"{' (with a bystander)' if result.bystander else ''} "
              f"(replay: {replay_command(result)}):"]
     lines += [f"  - {failure}" for failure in result.failures[:20]]
     if len(result.failures) > 20:

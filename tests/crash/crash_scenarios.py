@@ -11,6 +11,10 @@ kill, every object a store write replaces -- a chunk, a shard, a metadata docume
 hold what it holds in the state after all returned operations (old) or after some prefix of
 the steps of the operation in flight (new); anything else is a lost write, a torn write or
 garbage.
+
+The array scenarios run in a directory and, named ``sqlite-...`` and ``lmdb-...``, in the
+database stores; the ``...-batches`` scenarios check that a database's ``set_many`` is one
+transaction (see crash_stores for what else a kill must not leave in a database).
 """
 
 from __future__ import annotations
@@ -25,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from crash_stores import DATABASES, STORE_NAMES, open_store, opened
 
 import zarrkit as zk
 from zarrkit.paths import ancestors
-from zarrkit.storage import ZipStore
 
 Step = dict[str, Any]
 Region = list[list[int]]  # [start, stop] per dimension
@@ -74,15 +78,25 @@ class Writer(ABC):
 
 
 class Scenario(ABC):
-    """One crash scenario; ``State`` is a numpy array or a :class:`Tree`."""
+    """One crash scenario; ``State`` is a numpy array, a :class:`Tree` or the generations
+    of a :class:`BatchScenario`'s batches. ``storage`` is where the data live: "directory",
+    "zip", "sqlite" or "lmdb" (see crash_stores)."""
 
-    def __init__(self, name: str, zarr_format: int, *, zip_store: bool = False) -> None:
+    def __init__(self, name: str, zarr_format: int, *, storage: str = "directory") -> None:
         self.name = name
         self.zarr_format = zarr_format
-        self.zip_store = zip_store
+        self.storage = storage
+
+    @property
+    def zip_store(self) -> bool:
+        return self.storage == "zip"
+
+    @property
+    def database(self) -> bool:
+        return self.storage in DATABASES
 
     def store_path(self, directory: Path) -> Path:
-        return directory / ("data.zip" if self.zip_store else "data.zarr")
+        return directory / STORE_NAMES[self.storage]
 
     @abstractmethod
     def create(self, path: Path) -> None:
@@ -174,21 +188,20 @@ class ArrayScenario(Scenario):
     """An int32 array ``a`` (fill value 0) in a group; ``kind`` says what the writer does:
     ``full`` (whole chunks), ``partial`` (read-modify-write), ``resize`` (resizes among
     partial writes), ``sharded`` (whole and partial shards) or ``zip`` (append sessions to a
-    ZIP archive: open with mode "a", three to eight writes, close)."""
+    ZIP archive: open with mode "a", three to eight writes, close). The group lives in a
+    directory, or in the database ``storage`` names."""
 
     def __init__(self, name: str, zarr_format: int, kind: str,
-                 geometry: Geometry = PLAIN) -> None:
-        super().__init__(name, zarr_format, zip_store=kind == "zip")
+                 geometry: Geometry = PLAIN, storage: str = "directory") -> None:
+        super().__init__(name, zarr_format, storage="zip" if kind == "zip" else storage)
         self.kind = kind
         self.geometry = geometry
 
     def create(self, path: Path) -> None:
-        store: Any = ZipStore(path, mode="w") if self.zip_store else path
-        root = zk.open_group(store, mode="w", zarr_format=self.zarr_format)
-        root.create_array(ARRAY, shape=self.geometry.shape, chunks=self.geometry.chunks,
-                          shards=self.geometry.shards, dtype="i4", fill_value=FILL)
-        if self.zip_store:
-            store.close()
+        with opened(self.storage, path, "w") as store:
+            root = zk.open_group(store, mode="w", zarr_format=self.zarr_format)
+            root.create_array(ARRAY, shape=self.geometry.shape, chunks=self.geometry.chunks,
+                              shards=self.geometry.shards, dtype="i4", fill_value=FILL)
 
     def writer(self, path: Path) -> Writer:
         return ArrayWriter(self, path)
@@ -228,22 +241,18 @@ class ArrayScenario(Scenario):
             data = self._read_with_zarrkit(path)
         except Exception as e:  # noqa: BLE001 - any error is a finding
             return None, [f"zarrkit cannot read the array: {type(e).__name__}: {e}"]
-        if self.zip_store:
+        if self.storage != "directory":  # zarr-python 3 reads neither ZIP nor databases
             return data, []
         return data, _same_as_zarr_python(path, {"a": data})
 
     def _read_with_zarrkit(self, path: Path) -> np.ndarray[Any, Any]:
-        store: Any = ZipStore(path, mode="r") if self.zip_store else path
-        try:
+        with opened(self.storage, path, "r") as store:
             array = zk.open_group(store, mode="r", consolidated=False)[ARRAY]
             assert isinstance(array, zk.Array)
             if array.dtype != np.dtype("i4") or array.fill_value != FILL:
                 raise ValueError(f"metadata changed: dtype {array.dtype}, "
                                  f"fill value {array.fill_value}")
             return np.asarray(array[...])
-        finally:
-            if self.zip_store:
-                store.close()
 
     def candidates(self, state: Any, returned: list[list[Step]],
                    in_flight: list[Step] | None) -> list[Any]:
@@ -282,7 +291,9 @@ class ArrayScenario(Scenario):
 
     def finish(self, path: Path, state: Any) -> list[str]:
         if self.kind == "resize":
-            return _grow_reveals_fill(path, state, tuple(2 * s for s in self.geometry.shape))
+            with opened(self.storage, path, "a") as store:
+                return _grow_reveals_fill(store, state,
+                                          tuple(2 * s for s in self.geometry.shape))
         if self.zip_store:
             return self._recover_archive(path, state)
         return []
@@ -291,7 +302,7 @@ class ArrayScenario(Scenario):
         """Open the archive for appending and close it, as the next writer would; it must
         still hold the last state seen and leave no temporary files."""
         try:
-            ZipStore(path, mode="a").close()
+            open_store("zip", path, "a").close()
         except Exception as e:  # noqa: BLE001 - any error is a finding
             return [f"opening the archive for appending fails: {type(e).__name__}: {e}"]
         failures = [f"{name} left beside the archive" for name in
@@ -305,13 +316,13 @@ class ArrayScenario(Scenario):
 
 class ArrayWriter(Writer):
     """Writes generations into the array; a ZIP writer opens and closes the archive for
-    every operation (an append session)."""
+    every operation (an append session), the others open their store once."""
 
     def __init__(self, scenario: ArrayScenario, path: Path) -> None:
         self.scenario = scenario
         self.path = path
         self.array = None if scenario.zip_store else zk.open_array(
-            path, path=ARRAY, mode="r+")
+            open_store(scenario.storage, path, "a", writer=True), path=ARRAY, mode="r+")
 
     def plan(self, rng: random.Random, round_no: int, op: int) -> list[Step]:
         shape = self.array.shape if self.array is not None else self.scenario.geometry.shape
@@ -321,7 +332,7 @@ class ArrayWriter(Writer):
         if self.array is not None:
             _perform_array_steps(self.array, steps)
             return
-        store = ZipStore(self.path, mode="a")
+        store = open_store("zip", self.path, "a")
         _perform_array_steps(zk.open_array(store, path=ARRAY, mode="r+"), steps)
         store.close()
 
@@ -334,11 +345,11 @@ def _perform_array_steps(array: zk.Array, steps: list[Step]) -> None:
             array[slices(step["write"])] = np.int32(step["g"])
 
 
-def _grow_reveals_fill(path: Path, state: np.ndarray[Any, Any],
+def _grow_reveals_fill(store: Any, state: np.ndarray[Any, Any],
                        largest: tuple[int, ...]) -> list[str]:
     """Grow the array to the largest shape any writer could have made: its last state
     must be unchanged and everything outside it must read as the fill value."""
-    array = zk.open_array(path, path=ARRAY, mode="r+")
+    array = zk.open_array(store, path=ARRAY, mode="r+")
     array.resize(largest)
     grown = np.asarray(array[...])
     inside = tuple(slice(0, n) for n in state.shape)
@@ -541,6 +552,113 @@ def read_tree(path: Path, *, consolidated: bool, read_arrays: bool = True) -> di
     return nodes
 
 
+# --- set_many: batches of keys written in one transaction (the database stores) ------------
+
+BATCHES = 4
+BATCH_KEYS = 8
+Generations = tuple[int, ...]  # a BatchScenario's state: the generation of each batch
+
+
+def batch_keys(batch: int) -> list[str]:
+    return [f"b{batch}/{i}" for i in range(BATCH_KEYS)]
+
+
+ALL_BATCH_KEYS = [key for batch in range(BATCHES) for key in batch_keys(batch)]
+
+
+def batch_value(key: str, g: int) -> bytes:
+    """What a writer stores under ``key`` in generation ``g``: a header naming both, then
+    a payload whose size and bytes are drawn from them (empty to 40 kB: values inline in
+    a page and values on overflow pages)."""
+    rng = random.Random(f"{key}:{g}")
+    size = rng.choice([0, rng.randrange(200), rng.randrange(4_000), rng.randrange(40_000)])
+    return f"{key} {g} {size}\n".encode() + rng.randbytes(size)
+
+
+def read_generation(key: str, value: bytes) -> int | None:
+    """The generation ``value`` holds if it is exactly what a writer stores under ``key``
+    in that generation (else None: garbage, or another key's value)."""
+    header, newline, _ = value.partition(b"\n")
+    parts = header.decode("ascii", "replace").split(" ")
+    if not newline or len(parts) != 3 or parts[0] != key or not parts[1].isdigit():
+        return None
+    g = int(parts[1])
+    return g if batch_value(key, g) == value else None
+
+
+class BatchScenario(Scenario):
+    """``BATCHES`` batches of ``BATCH_KEYS`` keys in a database; each operation is one
+    ``store.set_many`` of one to three batches, every value encoding the operation's
+    generation. A set_many is one transaction: after a kill, every batch holds one
+    generation in all its keys, and the batches of the operation in flight are all old or
+    all new."""
+
+    def __init__(self, name: str, storage: str) -> None:
+        super().__init__(name, 0, storage=storage)  # no Zarr format: keys and values only
+
+    def create(self, path: Path) -> None:
+        with opened(self.storage, path, "w") as store:
+            store.set_many({key: batch_value(key, 0) for key in ALL_BATCH_KEYS})
+
+    def writer(self, path: Path) -> Writer:
+        return BatchWriter(open_store(self.storage, path, "a", writer=True))
+
+    def apply(self, state: Generations, step: Step) -> Generations:
+        return tuple(step["g"] if batch in step["batches"] else g
+                     for batch, g in enumerate(state))
+
+    def observe(self, path: Path) -> tuple[Any, list[str]]:
+        try:
+            with opened(self.storage, path, "r") as store:
+                listed = set(store.list())
+                values = dict(zip(ALL_BATCH_KEYS, store.get_many(ALL_BATCH_KEYS),
+                                  strict=True))
+        except Exception as e:  # noqa: BLE001 - any error is a finding
+            return None, [f"zarrkit cannot read the database: {type(e).__name__}: {e}"]
+        failures = []
+        if listed != set(ALL_BATCH_KEYS):
+            failures.append(f"store.list() misses {sorted(set(ALL_BATCH_KEYS) - listed)} "
+                            f"and shows {sorted(listed - set(ALL_BATCH_KEYS))} too")
+        state = []
+        for batch in range(BATCHES):
+            found: dict[str, int | None] = {}
+            for key in batch_keys(batch):
+                value = values[key]
+                found[key] = None if value is None else read_generation(key, value)
+                if found[key] is None:
+                    failures.append(f"key {key!r} holds " + (
+                        "nothing" if value is None else f"garbage {bytes(value[:40])!r}"))
+            generations = {g for g in found.values() if g is not None}
+            if len(generations) > 1:
+                failures.append(f"batch {batch} is torn: its keys hold generations "
+                                f"{list(found.values())}")
+            state.append(max(generations, default=-1))
+        return tuple(state), failures
+
+    def compare(self, observed: Generations, candidates: list[Any]) -> Verdict:
+        if observed in candidates:
+            return Verdict()
+        lost = sum(observed[batch] not in {c[batch] for c in candidates}
+                   for batch in range(BATCHES))
+        return Verdict([f"the batches hold generations {list(observed)}; old "
+                        f"{list(candidates[0])}, in flight {[list(c) for c in candidates[1:]]}"
+                        + ("" if lost else " (a set_many written in part)")], lost)
+
+
+class BatchWriter(Writer):
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def plan(self, rng: random.Random, round_no: int, op: int) -> list[Step]:
+        batches = sorted(rng.sample(range(BATCHES), rng.randint(1, 3)))
+        return [{"batches": batches, "g": generation(round_no, op, 0)}]
+
+    def perform(self, steps: list[Step]) -> None:
+        for step in steps:
+            self.store.set_many({key: batch_value(key, step["g"])
+                                 for batch in step["batches"] for key in batch_keys(batch)})
+
+
 # --- zarr-python as a second reader ---------------------------------------------------------
 
 def _zarr_python_group(path: Path, consolidated: bool) -> Any:
@@ -634,5 +752,15 @@ SCENARIOS: dict[str, Scenario] = {
         NodeScenario("consolidated-v3", 3, "consolidated"),
         ArrayScenario("zip-v2", 2, "zip", ARCHIVED),
         ArrayScenario("zip-v3", 3, "zip", ARCHIVED),
+        *[scenario for database in DATABASES for scenario in [
+            ArrayScenario(f"{database}-chunks-v2", 2, "full", storage=database),
+            ArrayScenario(f"{database}-chunks-v3", 3, "full", storage=database),
+            ArrayScenario(f"{database}-partial-v2", 2, "partial", storage=database),
+            ArrayScenario(f"{database}-partial-v3", 3, "partial", storage=database),
+            ArrayScenario(f"{database}-resize-v2", 2, "resize", storage=database),
+            ArrayScenario(f"{database}-resize-v3", 3, "resize", storage=database),
+            ArrayScenario(f"{database}-sharded-v3", 3, "sharded", SHARDED, database),
+            BatchScenario(f"{database}-batches", database),
+        ]],
     ]
 }

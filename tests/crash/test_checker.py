@@ -1,5 +1,6 @@
 """The crash checker itself: it must see what it is there to see (lost and torn writes,
-stale snapshots, temporaries in sight, stray keys), and accept what a kill may leave."""
+stale snapshots, temporaries in sight, stray keys, torn batches, dead readers' slots), and
+accept what a kill may leave."""
 
 from __future__ import annotations
 
@@ -12,7 +13,22 @@ import numpy as np
 import pytest
 from crash_harness import check_store, side_directory
 from crash_journal import read_journal
-from crash_scenarios import SCENARIOS, ArrayScenario, NodeScenario, Tree
+from crash_scenarios import (
+    SCENARIOS,
+    ArrayScenario,
+    BatchScenario,
+    NodeScenario,
+    Tree,
+    batch_value,
+)
+from crash_stores import (
+    DATABASES,
+    Bystander,
+    late_changes,
+    opened,
+    read_everything,
+    stale_readers,
+)
 
 import zarrkit as zk
 
@@ -145,3 +161,93 @@ def test_a_killed_writers_temporary_is_removed_on_open(store: Path) -> None:
     side = side_directory(store)
     assert [n for n in os.listdir(side) if n.startswith(".zarrkit-tmp-")]
     assert check_store(SCENARIOS["chunks-v3"], store) == []
+
+
+# --- the database stores ------------------------------------------------------------------
+
+def batches_scenario(storage: str = "sqlite") -> BatchScenario:
+    scenario = SCENARIOS[f"{storage}-batches"]
+    assert isinstance(scenario, BatchScenario)
+    return scenario
+
+
+def test_batches_old_or_new_are_accepted_and_a_set_many_written_in_part_is_reported(
+        ) -> None:
+    scenario = batches_scenario()
+    states = scenario.candidates((0, 0, 0, 0), [], [{"batches": [1, 2], "g": 7}])
+    assert scenario.compare((0, 0, 0, 0), states).failures == []
+    assert scenario.compare((0, 7, 7, 0), states).failures == []
+    verdict = scenario.compare((0, 7, 0, 0), states)
+    assert verdict.lost == 0 and "written in part" in verdict.failures[0]
+
+
+def test_a_lost_set_many_is_reported_and_counted() -> None:
+    scenario = batches_scenario()
+    returned = scenario.candidates((0, 0, 0, 0), [[{"batches": [0, 3], "g": 7}]], None)
+    assert scenario.compare((0, 0, 0, 0), returned).lost == 2
+
+
+@pytest.mark.parametrize("storage", DATABASES)
+def test_a_torn_batch_and_garbage_values_are_reported(storage: str, tmp_path: Path) -> None:
+    scenario = batches_scenario(storage)
+    path = scenario.store_path(tmp_path)
+    scenario.create(path)
+    with opened(storage, path, "a") as store:
+        store.set("b1/3", batch_value("b1/3", 5))
+        store.set("b2/0", b"b2/0 0 3\nabc")  # a header of generation 0, not its payload
+    state, failures = scenario.observe(path)
+    assert state == (0, 5, 0, 0)
+    assert len(failures) == 2
+    assert "batch 1 is torn" in failures[0] and "'b2/0' holds garbage" in failures[1]
+
+
+@pytest.mark.parametrize("storage", DATABASES)
+def test_a_clean_database_passes_and_strays_are_reported(storage: str, tmp_path: Path
+                                                         ) -> None:
+    scenario = SCENARIOS[f"{storage}-chunks-v3"]
+    path = scenario.store_path(tmp_path)
+    scenario.create(path)
+    assert check_store(scenario, path) == []
+    (tmp_path / f"{path.name}.tmp").write_bytes(b"x")
+    with opened(storage, path, "a") as store:
+        store.set("a/notes.txt", b"x")
+    failures = check_store(scenario, path)
+    assert len(failures) == 2
+    assert "left beside the database" in failures[0] and "notes.txt" in failures[1]
+
+
+DIE_IN_AN_LMDB_READ = """
+import os, signal, sys, lmdb
+env = lmdb.open(sys.argv[1], subdir=False, readonly=True)
+txn = env.begin()
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_dead_processes_reader_slot_is_seen(tmp_path: Path) -> None:
+    """While a bystander keeps the environment open, the slot of a process killed in a read
+    transaction stays in LMDB's reader table (read here without zarrkit, which may clear
+    it), and stale_readers reports it."""
+    path = tmp_path / "data.mdb"
+    SCENARIOS["lmdb-chunks-v3"].create(path)
+    bystander = Bystander("lmdb", path, tmp_path / "bystander.err")
+    try:
+        subprocess.run([sys.executable, "-c", DIE_IN_AN_LMDB_READ, str(path)], timeout=60)
+        dead = stale_readers(path)
+    finally:
+        assert bystander.stop() == []
+    assert len(dead) == 1
+
+
+@pytest.mark.parametrize("storage", DATABASES)
+def test_content_that_changes_after_the_first_look_is_reported(storage: str, tmp_path: Path
+                                                               ) -> None:
+    scenario = batches_scenario(storage)
+    path = scenario.store_path(tmp_path)
+    scenario.create(path)
+    before = read_everything(storage, path)
+    assert late_changes(storage, path, before, ["b0/0"]) == []
+    with opened(storage, path, "a") as store:  # as a dead writer's commit surfacing late
+        store.set_many({"b1/0": batch_value("b1/0", 9), "b1/1": batch_value("b1/1", 9)})
+    failures = late_changes(storage, path, before, ["b0/0"])
+    assert len(failures) == 1 and "2 keys hold other values" in failures[0]

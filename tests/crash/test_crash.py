@@ -2,8 +2,10 @@
 garbage, lose nothing they returned, and leave no temporary files in sight.
 
 ``ZARRKIT_CRASH_TRIALS`` (default 3) trials per scenario, ``ZARRKIT_CRASH_ZIP_TRIALS``
-(default twice that) for the ZIP-append scenarios; ``ZARRKIT_CRASH_SEED`` runs one trial per
-scenario with that seed (a failing trial prints its seed and the command to replay it).
+(default twice that) for the ZIP-append scenarios, ``ZARRKIT_CRASH_DB_TRIALS`` (default two
+thirds of that, at least one) for the SQLite and LMDB scenarios; ``ZARRKIT_CRASH_SEED`` runs
+one trial per scenario with that seed (a failing trial prints its seed and the command to
+replay it).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ def _trials(scenario: str) -> int:
     if scenario.startswith("zip-"):
         # Short trials, and the window an append can break is short: twice as many.
         return int(os.environ.get("ZARRKIT_CRASH_ZIP_TRIALS", 2 * trials))
+    if SCENARIOS[scenario].database:
+        # Sixteen scenarios, most repeating the directory ones' writes: fewer trials each.
+        return int(os.environ.get("ZARRKIT_CRASH_DB_TRIALS", max(1, 2 * trials // 3)))
     return trials
 
 

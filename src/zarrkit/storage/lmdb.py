@@ -11,8 +11,14 @@ for read-only handles too.
 
 - LMDB forbids opening one environment twice in a process, so every handle on a file in
   the process shares one environment (reference-counted; the last :meth:`~LMDBStore.close`
-  closes it). A read-only handle shares a writable environment already open; opening a
-  writable handle while only read-only ones are open raises StoreLockedError.
+  closes it). A read-only handle opens the environment writable when the files allow it
+  (the handle still refuses every write), so that writable handles can share it; opening a
+  writable handle while only a read-only environment is open raises StoreLockedError.
+- Opening a handle clears what killed processes left: the reader slots of dead readers
+  (``reader_check``), and a commit that a writer killed while committing wrote but did not
+  publish (LMDB publishes it when a process next takes the writer lock: the open takes it
+  with an empty write transaction, so the commit cannot surface later under this
+  handle's reads).
 - The map (LMDB's maximum database size) starts at ``map_size`` and doubles whenever a
   write fills it: the transaction is aborted, the map grown, the write run again. Another
   process's larger map is adopted when LMDB reports it (``MapResizedError``). A resize
@@ -270,27 +276,53 @@ class LMDBStore(Store):
                         "read-only",
                     )
                 shared.refs += 1
+                self._recover(shared)
                 return shared
             if self.read_only and not os.path.exists(self._real):
                 raise StoreIOError(errno.ENOENT, f"cannot open {self!r}: no such file")
-            try:
-                env = lmdb.open(
-                    self._real,
-                    subdir=False,
-                    readonly=self.read_only,
-                    create=not self.read_only,
-                    lock=True,
-                    map_size=map_size,
-                    max_readers=max_readers,
-                    max_dbs=0,
-                    sync=sync,
-                    metasync=sync,
-                )
-            except lmdb.Error as error:
-                raise _lmdb_error(error, f"cannot open {self!r}") from error
-            environment = _Environment(env, self._real, self.read_only)
+            # A read-only handle opens the environment writable when the files allow it (the
+            # store still refuses every write), so that it can recover what a killed
+            # writer left (below), and so that writable handles can share it later.
+            env = None
+            if self.read_only and os.access(self._real, os.W_OK) and (
+                    not os.path.exists(self._real + "-lock")
+                    or os.access(self._real + "-lock", os.W_OK)):
+                with suppress(lmdb.Error):
+                    env = self._open_environment(map_size, max_readers, sync, writable=True)
+            if env is None:
+                try:
+                    env = self._open_environment(map_size, max_readers, sync,
+                                                 writable=not self.read_only)
+                except lmdb.Error as error:
+                    raise _lmdb_error(error, f"cannot open {self!r}") from error
+            environment = _Environment(env, self._real, env.flags()["readonly"])
+            self._recover(environment)
             _registry[self._real] = environment
             return environment
+
+    def _open_environment(self, map_size: int, max_readers: int, sync: bool, *,
+                          writable: bool) -> lmdb.Environment:
+        return lmdb.open(self._real, subdir=False, readonly=not writable,
+                         create=not self.read_only, lock=True, map_size=map_size,
+                         max_readers=max_readers, max_dbs=0, sync=sync, metasync=sync)
+
+    def _recover(self, environment: _Environment) -> None:
+        """Clear what killed processes left in the environment, before this handle reads:
+        the reader slots of dead processes (they pin old pages, and fill the reader table),
+        and a commit that a writer killed while committing wrote to disk but did not
+        publish. LMDB publishes such a commit only when a process next takes its writer
+        lock, which could otherwise happen between this handle's read of a key and its
+        write of it, making the write undo that commit. Taking the lock (an empty write
+        transaction) publishes it now; it waits for a live writer's transaction to end."""
+        if environment.read_only:
+            return  # neither is possible through a read-only environment
+        try:
+            with environment.access.shared():
+                environment.env.reader_check()
+                with environment.write_lock, environment.env.begin(write=True):
+                    pass
+        except lmdb.Error as error:
+            raise _lmdb_error(error, f"cannot open {self!r}") from error
 
     def _env(self) -> _Environment:
         if self._closed:
