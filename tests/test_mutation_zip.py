@@ -10,6 +10,9 @@ error class and message, a boundary) rather than an implementation detail.
 from __future__ import annotations
 
 import bz2
+import contextlib
+import gc
+import inspect
 import io
 import lzma
 import os
@@ -18,6 +21,7 @@ import time
 import warnings
 import zipfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -2493,3 +2497,364 @@ def test_a_forked_child_opens_archives_with_its_own_state(tmp_path: Path) -> Non
         store.set("k2", b"still mine")
     assert zipfile_contents(other.read_bytes()) == {"c": b"child"}
     assert zipfile_contents(path.read_bytes()) == {"k": b"parent", "k2": b"still mine"}
+
+
+# --- survivors of the second mutation run ------------------------------------------------------
+
+
+@contextlib.contextmanager
+def descriptor_zero_free() -> Iterator[None]:
+    """Close descriptor 0 for the duration, so that the next file opened gets it (a process
+    started with its stdin closed); put the original back afterwards."""
+    try:
+        saved: int | None = os.dup(0)
+    except OSError:  # already closed
+        saved = None
+    else:
+        os.close(0)
+    try:
+        yield
+    finally:
+        if saved is None:
+            with contextlib.suppress(OSError):
+                os.close(0)
+        else:
+            os.dup2(saved, 0)
+            os.close(saved)
+
+
+def descriptor_zero_is(path: Path) -> bool:
+    try:
+        return os.fstat(0).st_ino == path.stat().st_ino
+    except OSError:  # closed
+        return False
+
+
+def test_an_archive_on_descriptor_zero(tmp_path: Path) -> None:
+    # 0 is a valid descriptor: only negative ones mean "closed".
+    path = tmp_path / "zero.zip"
+    with descriptor_zero_free():
+        store = ZipStore(path, mode="w")
+        assert descriptor_zero_is(path)
+        store.set("k", b"v")
+        assert store.get("k") == b"v"
+        store.close()  # writes the directory and closes descriptor 0
+        assert not descriptor_zero_is(path)
+        assert zipfile_contents(path.read_bytes()) == {"k": b"v"}
+
+        reader = ZipStore(path)
+        assert descriptor_zero_is(path)
+        assert reader.get("k") == b"v"
+        reader.close()
+        assert not descriptor_zero_is(path)
+
+        # An unclosed writer on descriptor 0 warns when collected and releases the file.
+        store = ZipStore(path, mode="a")
+        assert descriptor_zero_is(path)
+        store.set("n", b"new")
+        with pytest.warns(ResourceWarning, match="was not closed"):
+            del store
+            gc.collect()
+        assert not descriptor_zero_is(path)
+    with ZipStore(path, mode="a") as store:  # unlocked: the recovered member is there
+        assert store.recovered and store.get("n") == b"new"
+
+
+def test_readers_never_touch_the_os_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fcntl
+
+    # "Readers take no lock", and release none: where flock is emulated with per-process
+    # POSIX locks (NFS), a reader's unlock would drop the lock of a writer in this process.
+    path = write(tmp_path, zipfile_bytes({"k": b"v"}))
+    calls: list[int] = []
+    real = fcntl.flock
+
+    def spy(fd: int, operation: int) -> None:
+        calls.append(operation)
+        real(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", spy)
+    with ZipStore(path) as reader:
+        assert reader.get("k") == b"v"
+    reader = ZipStore(path)
+    del reader
+    gc.collect()
+    assert calls == []
+    with ZipStore(path, mode="a") as writer:
+        assert writer.get("k") == b"v"
+    assert calls == [fcntl.LOCK_EX | fcntl.LOCK_NB, fcntl.LOCK_UN]
+
+
+def test_archives_are_opened_in_binary_mode(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import zarrkit.storage.zip as zip_mod
+
+    # O_BINARY is 0 on POSIX; give it Windows' value (stripped before the real open) to
+    # see that every open of the archive asks for it.
+    binary = 0x8000
+    monkeypatch.setattr(zip_mod, "O_BINARY", binary)
+    real = os.open
+    flags_seen: list[int] = []
+
+    def spy(file: object, flags: int, *args: int, **kwargs: object) -> int:
+        if Path(os.fsdecode(file)).parent == tmp_path:  # type: ignore[arg-type]
+            flags_seen.append(flags)
+            flags &= ~binary
+        return real(file, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", spy)
+    path = tmp_path / "b.zip"
+    for mode in ("x", "w", "a", "r"):
+        with ZipStore(path, mode=mode) as store:
+            if not store.read_only:
+                store.set(mode, mode.encode())
+    monkeypatch.undo()
+    assert len(flags_seen) == 4
+    assert all(flags & binary for flags in flags_seen), flags_seen
+    assert flags_seen[-1] & ~binary == os.O_RDONLY  # the reader: read-only, nothing else
+    assert zipfile_contents(path.read_bytes()) == {"w": b"w", "a": b"a"}
+
+
+def test_the_fork_handler_gives_the_child_a_fresh_registry(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import threading
+
+    import zarrkit.storage.zip as zip_mod
+
+    # What os.register_at_fork runs in a child, run here on a stand-in registry (the
+    # forked-child tests cover the real thing, in a process this one cannot observe).
+    stale = object()
+    registry: dict[object, object] = {("dev", "ino"): stale}
+    old_lock = threading.RLock()
+    old_lock.acquire()  # as if held by a parent thread that does not exist in the child
+    monkeypatch.setattr(zip_mod, "_registry", registry)
+    monkeypatch.setattr(zip_mod, "_registry_lock", old_lock)
+    zip_mod._reset_after_fork()
+    assert registry == {}
+    assert zip_mod._registry_lock is not old_lock
+    # Writers open and close under the new lock, although the old one is still held.
+    path = tmp_path / "f.zip"
+    with ZipStore(path, mode="w") as store:
+        store.set("k", b"v")
+        assert registry == {store._archive.identity: store._archive}
+    assert registry == {}
+    assert zipfile_contents(path.read_bytes()) == {"k": b"v"}
+
+
+@pytest.mark.parametrize("verify_crc", [True, False])
+def test_pickled_stores_reopen_the_file(tmp_path: Path, verify_crc: bool) -> None:
+    import pickle
+
+    path = write(tmp_path, craft([Entry(b"ok", b"fine"), Entry(b"bad", b"data", crc=1)]).data)
+    with ZipStore(path, verify_crc=verify_crc) as reader:
+        copy = pickle.loads(pickle.dumps(reader))
+    try:
+        assert type(copy) is ZipStore
+        assert (copy.path, copy.mode, copy.read_only, copy.verify_crc) == (
+            path, "r", True, verify_crc)
+        assert copy.get("ok") == b"fine"
+        if verify_crc:
+            with pytest.raises(CorruptZipError, match="bad CRC-32 for member 'bad'"):
+                copy.get("bad")
+        else:
+            assert copy.get("bad") == b"data"
+        with pytest.raises(ReadOnlyError):
+            copy.set("new", b"x")
+    finally:
+        copy.close()
+    # A writer's copy appends (mode "a", sharing this process's state), never empties.
+    with ZipStore(path, mode="a", verify_crc=verify_crc) as writer:
+        writer.set("w", b"1")
+        copy = pickle.loads(pickle.dumps(writer))
+        try:
+            assert (copy.mode, copy.read_only, copy.verify_crc) == ("a", False, verify_crc)
+            assert copy.get("w") == b"1"
+            copy.set("c", b"2")
+            assert writer.get("c") == b"2"
+            if verify_crc:
+                with pytest.raises(CorruptZipError, match="bad CRC-32 for member 'bad'"):
+                    copy.get("bad")
+            else:
+                assert copy.get("bad") == b"data"
+        finally:
+            copy.close()
+    with ZipStore(path, verify_crc=False) as reader:
+        assert {key: reader.get(key) for key in reader.list()} == {
+            "ok": b"fine", "bad": b"data", "w": b"1", "c": b"2"}
+
+
+def test_a_header_ending_exactly_at_the_directory(tmp_path: Path) -> None:
+    # The local header (no name, no extra) of an empty member ends exactly where the
+    # central directory starts: it lies within the member data, and its data are empty.
+    local = struct.pack("<IHHHHHIIIHH", SIG_LOCAL, 20, 0, 0, 0, 0x21, 0, 0, 0, 0, 0)
+    central = struct.pack("<IHHHHHHIIIHHHHHII", SIG_CENTRAL, 0x031E, 20, 0, 0, 0, 0x21, 0,
+                          0, 0, 1, 0, 0, 0, 0, 0, 0) + b"k"
+    end = struct.pack("<IHHHHIIH", SIG_EOCD, 0, 0, 1, 1, len(central), len(local), 0)
+    path = write(tmp_path, local + central + end)
+    with ZipStore(path) as store:
+        assert store.get("k") == b""
+        view = store.map_value("k")
+        assert view is not None and bytes(view) == b""
+        del view
+    # One byte less of data before the directory, and the header overruns it.
+    shifted = local[:-1] + central + struct.pack("<IHHHHIIH", SIG_EOCD, 0, 0, 1, 1,
+                                                 len(central), len(local) - 1, 0)
+    path = write(tmp_path, shifted, "s.zip")
+    with ZipStore(path) as store, pytest.raises(
+            CorruptZipError, match=f"^{path}: local header at 0 lies past the member data$"):
+        store.get("k")
+
+
+def test_a_deflated_range_ignores_damage_past_its_end(tmp_path: Path) -> None:
+    # Two stored deflate blocks, then a damaged one: a range within the first two
+    # decompresses up to its end, never into the damage. The first read block (64 KiB)
+    # ends inside the second deflate block, so the range takes two reads.
+    # The damage: a final fixed-Huffman block of the literals "A" and "B", then a match
+    # with the invalid distance code 30 (zlib notices it only when it decodes that far).
+    damage = bytes.fromhex("7374023e")
+    assert zlib.decompressobj(-15).decompress(damage, 1) == b"A"
+    with pytest.raises(zlib.error, match="invalid distance code"):
+        zlib.decompressobj(-15).decompress(damage)
+    first, second = os.urandom(40_000), os.urandom(40_000)
+    raw = (b"\x00" + struct.pack("<HH", len(first), len(first) ^ 0xFFFF) + first
+           + b"\x00" + struct.pack("<HH", len(second), len(second) ^ 0xFFFF) + second
+           + damage)
+    value = first + second
+    assert len(raw) > zf_mod.READ_BLOCK > len(first)
+    path = write(tmp_path, craft([Entry(b"k", value, method=8, raw=raw)]).data)
+    with ZipStore(path) as store:
+        assert store.get_range("k", 0) == value
+        assert store.get_range("k", 70_000, 10_000) == value[70_000:]
+        with pytest.raises(CorruptZipError, match=f"^{path}: member 'k' has 80001 bytes"):
+            store.get("k")  # the whole value is checked: one byte too many
+
+
+def test_values_from_small_value_on_are_written_without_a_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Below SMALL_VALUE a value goes out with its header in one write; from SMALL_VALUE on,
+    # the header is written, then the caller's buffer itself (no copy of a large value).
+    writes: list[object] = []
+    real = os.pwrite
+
+    def spy(fd: int, data: bytes, offset: int) -> int:
+        writes.append(data)
+        return real(fd, data, offset)
+
+    small = os.urandom(zf_mod.SMALL_VALUE - 1)
+    large = bytearray(os.urandom(zf_mod.SMALL_VALUE))
+    path = tmp_path / "w.zip"
+    with ZipStore(path, mode="w") as store:
+        monkeypatch.setattr(os, "pwrite", spy)
+        store.set("s", small)
+        assert len(writes) == 1 and bytes(writes[0]).endswith(small)  # type: ignore[arg-type]
+        writes.clear()
+        store.set("l", large)
+        assert len(writes) == 2
+        header, data = writes
+        assert isinstance(data, memoryview) and data.obj is large
+        assert isinstance(header, bytes) and header[:4] == b"PK\x03\x04"
+        assert (len(path.read_bytes()) - len(large)) % 8 == 0  # data after it, aligned
+        monkeypatch.undo()
+    assert zipfile_contents(path.read_bytes()) == {"s": small, "l": bytes(large)}
+
+
+def test_a_writer_reads_its_members_where_it_wrote_them(tmp_path: Path) -> None:
+    # A member appended by this handle is read at the data offset it was written at: its
+    # local header is not read again (here it was overwritten behind the store's back).
+    path = tmp_path / "h.zip"
+    with ZipStore(path, mode="w") as store:
+        store.set("k", b"value")
+        store.set("j", b"other")
+        with open(path, "r+b") as raw:
+            raw.write(b"XXXX")  # the signature of the first local header
+        assert store.get("k") == b"value"
+        assert bytes(store.map_value("k") or b"") == b"value"
+        assert store.get_range("k", 1, 3) == b"alu"
+        assert store.get("j") == b"other"
+    # Read from the file, the damaged header is noticed.
+    with ZipStore(path) as store:
+        assert store.get("j") == b"other"
+        with pytest.raises(CorruptZipError, match=f"^{path}: bad local header at 0$"):
+            store.get("k")
+
+
+def test_the_unclosed_warning_points_at_the_code_dropping_the_store(tmp_path: Path) -> None:
+    store = ZipStore(tmp_path / "u.zip", mode="w")
+    store.set("k", b"v")
+    with pytest.warns(ResourceWarning, match="was not closed") as record:
+        line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+        del store
+    assert len(record) == 1
+    assert (record[0].filename, record[0].lineno) == (__file__, line)
+
+
+def test_a_resurrected_store_is_closed(tmp_path: Path) -> None:
+    # A store collected in a reference cycle whose other member brings it back to life
+    # (PEP 442): its finaliser ran and released the file, and it behaves as closed.
+    path = tmp_path / "r.zip"
+    saved: list[ZipStore] = []
+
+    class Owner:
+        store: ZipStore
+
+        def __del__(self) -> None:
+            saved.append(self.store)
+
+    store = ZipStore(path, mode="w")
+    store.set("k", b"v")
+    owner = Owner()
+    owner.store = store
+    store.owner = owner  # type: ignore[attr-defined]
+    del store, owner
+    with pytest.warns(ResourceWarning, match="was not closed"):
+        gc.collect()
+    (zombie,) = saved
+    message = f"^I/O operation on closed ZipStore\\({str(path)!r}, mode='w'\\)$"
+    with pytest.raises(ValueError, match=message):
+        zombie.get("k")
+    with pytest.raises(ValueError, match=message):
+        zombie.set("j", b"w")
+    zombie.close()  # nothing left to do
+    del zombie.owner, zombie  # type: ignore[attr-defined]
+    saved.clear()
+    with ZipStore(path, mode="a") as store:  # released: the recovered member is there
+        assert store.recovered and store.get("k") == b"v"
+
+
+def test_a_name_ending_like_a_directory_only_if_it_ends_in_a_slash(tmp_path: Path) -> None:
+    entries = [Entry(b"dir/", b""), Entry(b"aXX/XX", b"1"), Entry(b"x/y", b"2")]
+    path = write(tmp_path, craft(entries).data)
+    assert store_contents(path) == {"aXX/XX": b"1", "x/y": b"2"}
+    assert zf_mod._key_of(b"a/b/", 0) is None and zf_mod._key_of(b"a/b", 0) == "a/b"
+
+
+def test_a_file_shorter_than_its_size_names_the_file(tmp_path: Path) -> None:
+    # The file shrank after its size was taken: a read past its new end is damage.
+    path = write(tmp_path, b"0123456789", "short")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        reader = ArchiveReader(fd, path, 20)
+        assert reader._read(2, 8) == b"23456789"
+        with pytest.raises(CorruptZipError,
+                           match=f"^{path}: unexpected end of file at offset 10$"):
+            reader._read(5, 10)
+    finally:
+        os.close(fd)
+
+
+def test_the_count_warning_points_at_the_caller_of_read(tmp_path: Path) -> None:
+    entries = [Entry(b"a", b"1"), Entry(b"b", b"2")]
+    path = write(tmp_path, craft(entries, count=3).data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        reader = ArchiveReader(fd, path, path.stat().st_size)
+        with pytest.warns(UserWarning, match="holds 2 records, end record says 3") as record:
+            line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+            layout = reader.read()
+    finally:
+        os.close(fd)
+    assert sorted(layout.index) == ["a", "b"]
+    assert len(record) == 1
+    assert (record[0].filename, record[0].lineno) == (__file__, line)

@@ -887,3 +887,41 @@ def test_flush_makes_appends_visible_and_later_appends_keep_them(tmp_path: Path)
         assert sorted(archive.namelist()) == ["a", "b"] and archive.testzip() is None
     with pytest.raises(ValueError, match="closed"):
         store.flush()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_never_writes_the_parents_archive(tmp_path: Path) -> None:
+    # The child's copy of a writable store has a stale write position: a central directory
+    # written there (by close) would truncate what the parent appended after the fork.
+    path = tmp_path / "f.zip"
+    store = ZipStore(path, mode="w")
+    store.set("before", b"b" * 100)  # not yet in a central directory at the fork
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(write_end)
+            os.read(read_end, 1)
+            try:
+                store.set("child", b"c")
+            except UnsupportedOperationError:
+                try:
+                    store.flush()
+                except UnsupportedOperationError:
+                    store.close()  # releases its copy, writes nothing
+                    code = 0
+        finally:
+            os._exit(code)
+    os.close(read_end)
+    store.set("after", b"a" * 1000)
+    os.write(write_end, b"x")
+    os.close(write_end)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert store.get("after") == b"a" * 1000
+    store.close()
+    with zipfile.ZipFile(path) as archive:
+        assert archive.testzip() is None
+        assert {n: archive.read(n) for n in archive.namelist()} == {
+            "before": b"b" * 100, "after": b"a" * 1000}

@@ -631,6 +631,7 @@ class ZipStore(Store):
         """Append one member at the write position; the caller holds the write lock."""
         fd = self._require_open()
         archive = self._archive
+        self._check_process(archive)
         offset = archive.write_pos
         archive_offset = offset - archive.concat
         size = view.nbytes
@@ -743,7 +744,8 @@ class ZipStore(Store):
             if self._fd < 0:
                 return
             try:
-                if archive.dirty:
+                # Only the process that appended writes the directory (see _check_process).
+                if archive.dirty and archive.pid == os.getpid():
                     archive.write_central_directory()
             finally:
                 self._fd = -1
@@ -766,8 +768,17 @@ class ZipStore(Store):
         archive = self._archive
         with archive.write_lock:
             self._require_open()
+            self._check_process(archive)
             if archive.dirty:
                 archive.write_central_directory()
+
+    def _check_process(self, archive: _Archive) -> None:
+        # A forked child shares the parent's file but not its later appends: what it
+        # wrote at its stale write position would overwrite them.
+        if archive.writable and archive.pid != os.getpid():
+            raise UnsupportedOperationError(
+                f"{self!r} was opened for writing in process {archive.pid}; this forked "
+                "process cannot write it (open the archive again here)")
 
     def _close_map(self) -> None:
         if self._mmap is not None:
