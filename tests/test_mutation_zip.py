@@ -182,7 +182,7 @@ def store_contents(path: Path) -> dict[str, bytes]:
 # warning's stacklevel points into mutmut: these tests run in `make test` only, and the
 # stacklevel mutants they kill are reported as killed by them there.
 UNDER_MUTMUT_FRAMES = pytest.mark.skipif(
-    bool(os.environ.get("MUTANT_UNDER_TEST")),
+    "MUTANT_UNDER_TEST" in os.environ,
     reason="mutmut's trampoline adds a stack frame; checked by make test")
 
 
