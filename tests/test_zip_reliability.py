@@ -903,12 +903,17 @@ def test_a_forked_child_never_writes_the_parents_archive(tmp_path: Path) -> None
         try:
             os.close(write_end)
             os.read(read_end, 1)
+            message = (f"^ZipStore\\({str(path)!r}, mode='w'\\) was opened for writing in "
+                       f"process {os.getppid()}; this forked process cannot write it \\(open "
+                       "the archive again here\\)$")
             try:
                 store.set("child", b"c")
-            except UnsupportedOperationError:
+            except UnsupportedOperationError as error:
+                assert re.match(message, str(error)), str(error)
                 try:
                     store.flush()
-                except UnsupportedOperationError:
+                except UnsupportedOperationError as again:
+                    assert re.match(message, str(again)), str(again)
                     store.close()  # releases its copy, writes nothing
                     code = 0
         finally:
