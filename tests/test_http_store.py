@@ -844,3 +844,23 @@ def test_get_many_as_completed_yields_each_value_as_it_arrives(
             (0, b"s"), (1, b"a"), (2, b"b"), (3, b"a"), (4, None)]
         with pytest.raises(InvalidKeyError):
             list(store.get_many_as_completed(["a", "../x"]))
+
+
+def test_sharded_read_all_fetches_each_shard_whole_once(
+        server: HTTPServerFixture, sharded: tuple[str, np.ndarray[Any, Any], Path]) -> None:
+    # Each request costs a round trip: a shard wanted whole is one GET (its index read
+    # from its own bytes) once there are two shards or more per thread.
+    url, data, directory = sharded
+    shards = sorted(p.relative_to(directory / "a").as_posix()
+                    for p in (directory / "a" / "c").rglob("*") if p.is_file())
+    with fast(url) as store:
+        array = zk.open_group(store, mode="r", consolidated=True)["a"]
+        state = server.reset()
+        with zk.config.set(threads=max(1, len(shards) // 2)):
+            np.testing.assert_array_equal(array[...], data)
+        assert sorted(r.path.split("/a/", 1)[1] for r in state.requests) == shards
+        assert {(r.range, r.status) for r in state.requests} == {(None, 200)}
+        state = server.reset()
+        with zk.config.set(threads=len(shards)):  # one shard a thread: index and ranges
+            np.testing.assert_array_equal(array[...], data)
+        assert all(r.range is not None for r in state.requests)

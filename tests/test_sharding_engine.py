@@ -72,19 +72,48 @@ def sharded_array(store: Any, shape: tuple[int, ...] = (16, 16, 16),
 # --- reading ---------------------------------------------------------------------------------
 
 
-def test_read_all_fetches_each_index_once_and_never_whole_shards() -> None:
+SHARD_KEYS = sorted(f"x/c/{i}/{j}/{k}" for i in range(2) for j in range(2) for k in range(2))
+
+
+def test_read_all_of_few_shards_per_thread_fetches_each_index_once_and_never_whole_shards(
+) -> None:
     store = RecordingStore()
     a = sharded_array(store)
     data = image(a.shape)
     a[...] = data
     store.calls.clear()
-    np.testing.assert_array_equal(a[...], data)
+    with zk.config.set(threads=8):  # 8 shards for 8 threads: ranges the threads share
+        np.testing.assert_array_equal(a[...], data)
     assert [c for c in store.calls if c[0] == "get"] == []
     per_shard = Counter(key for _, key, _ in store.calls)
     # 8 shards: one index read each, and their inner chunks in one coalesced read each.
-    assert sorted(per_shard) == sorted(f"x/c/{i}/{j}/{k}" for i in range(2)
-                                       for j in range(2) for k in range(2))
+    assert sorted(per_shard) == SHARD_KEYS
     assert set(per_shard.values()) == {2}
+
+
+def test_read_all_of_many_shards_per_thread_fetches_each_shard_whole_once() -> None:
+    # From a store where requests are costly, with two shards or more per thread: one
+    # request a shard, its index read from its bytes.
+    store = RecordingStore()
+    a = sharded_array(store, shape=(16, 16, 13))  # edge shards hold fewer inner chunks
+    data = image(a.shape)
+    a[...] = data
+    store.delete("x/c/1/1/1")  # a missing shard reads as fill values
+    data[8:, 8:, 8:] = 0
+    store.calls.clear()
+    with zk.config.set(threads=2):
+        np.testing.assert_array_equal(a[...], data)  # a local store: index and ranges
+        assert {c[0] for c in store.calls} == {"get_range"}
+        store.calls.clear()
+        store.prefers_whole_values = True
+        np.testing.assert_array_equal(a[...], data)
+        assert sorted(c[1] for c in store.calls) == SHARD_KEYS
+        assert {c[0] for c in store.calls} == {"get"}
+        store.calls.clear()
+        # A shard of which some inner chunks are not wanted is still read by ranges.
+        np.testing.assert_array_equal(a[:, :, 5:], data[:, :, 5:])
+        assert {c[1] for c in store.calls if c[0] == "get"} == {
+            k for k in SHARD_KEYS if k.endswith("/1")}
 
 
 def test_one_big_shard_is_read_by_every_thread(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -33,6 +33,7 @@ import numpy as np
 from zarrkit.buffers import copy_into
 from zarrkit.codecs.v3.sharding import ShardBuilder, coalesce_ranges
 from zarrkit.concurrency import chunk_lock, drain, parallel_map
+from zarrkit.config import config
 from zarrkit.errors import ChunkDecodeError
 from zarrkit.indexing import ChunkProjection, basic_indexer
 
@@ -203,20 +204,27 @@ def read_sharded(array: Array, factory: IndexerFactory, selection: Any,
     result, target = array._output(indexer, out)
     _, jobs = _shard_jobs(layout, factory, selection, indexer)
     # Indexes first (one small request per shard), then the inner chunks as one queue of
-    # byte ranges shared by all threads.
-    plans = parallel_map(lambda job: _plan_reads(layout, target, job), jobs)
+    # byte ranges shared by all threads. From a store where each request costs a round
+    # trip, a shard wanted whole is one request (its index read from its own bytes) when
+    # there are shards enough to keep every thread busy.
+    whole = (array.store.prefers_whole_values
+             and len(jobs) >= _WHOLE_SHARDS_PER_THREAD * config.threads)
+    plans = parallel_map(lambda job: _plan_reads(layout, target, job, whole), jobs)
     reads = [read for plan in plans for read in plan]
     drain(lambda: _RangeReader(layout).read, reads)
     return result[()] if out is None and result.ndim == 0 else result
 
 
-def _plan_reads(layout: _Layout, output: np.ndarray[Any, Any], job: _ShardJob
-                ) -> list[_RangeRead]:
+def _plan_reads(layout: _Layout, output: np.ndarray[Any, Any], job: _ShardJob,
+                whole: bool = False) -> list[_RangeRead | _ShardRead]:
     """The requests that fetch one shard's wanted inner chunks; chunks it does not store
-    are filled in right away."""
+    are filled in right away. With ``whole``, a shard whose every inner chunk is wanted is
+    fetched with one request."""
     array = layout.array
     target, members = job.resolve(layout, output)
     key = array._chunk_key(job.coords)
+    if whole and len(members) == _stored_inner_chunks(layout, job.coords):
+        return [_ShardRead(key, target, members)]
     index = _read_index(array, key, layout.shard_shape)
     if index is None:
         ranges: list[tuple[int, int] | None] = [None] * len(members)
@@ -236,6 +244,27 @@ def _plan_reads(layout: _Layout, output: np.ndarray[Any, Any], job: _ShardJob
     ]
 
 
+@dataclass(frozen=True, eq=False)
+class _ShardRead:
+    """One whole shard, every inner chunk of which is wanted."""
+
+    key: str
+    target: np.ndarray[Any, Any]
+    members: Members
+
+
+# Whole-shard requests are used when a read spans at least this many shards per thread:
+# each shard is then decoded by one thread, and enough of them keep every thread busy.
+_WHOLE_SHARDS_PER_THREAD = 2
+
+
+def _stored_inner_chunks(layout: _Layout, coords: tuple[int, ...]) -> int:
+    """How many inner chunks of the shard at ``coords`` lie inside the array."""
+    return math.prod(
+        -(-min(n, size - c * n) // inner) for c, n, size, inner in zip(
+            coords, layout.shard_shape, layout.array.shape, layout.inner_shape, strict=True))
+
+
 class _RangeReader:
     """Fetches byte ranges and decodes their inner chunks into their targets; one per thread,
     so its scratch chunk is reused for every inner chunk that thread decodes."""
@@ -244,7 +273,10 @@ class _RangeReader:
         self.layout = layout
         self._scratch: np.ndarray[Any, Any] | None = None
 
-    def read(self, read: _RangeRead) -> None:
+    def read(self, read: _RangeRead | _ShardRead) -> None:
+        if isinstance(read, _ShardRead):
+            self._read_shard(read)
+            return
         array = self.layout.array
         data = array.store.get_range(read.key, read.start, read.length)
         if data is None or len(data) != read.length:
@@ -257,6 +289,25 @@ class _RangeReader:
         for offset, size, projection in read.pieces:
             start = offset - read.start
             self._decode(view[start:start + size], what, read.target, projection)
+
+    def _read_shard(self, read: _ShardRead) -> None:
+        layout = self.layout
+        array = layout.array
+        data = array.store.get(read.key)
+        if data is None:
+            for _, projection in read.members:
+                read.target[projection.out_selection] = array._fill
+            return
+        index = _decode_full_index(array, read.key, data, layout.shard_shape)
+        view = memoryview(data)
+        what = f"array {array.name!r} shard {read.key!r} inner chunk "
+        ranges = index.byte_ranges([local for local, _ in read.members])
+        for (_, projection), byte_range in zip(read.members, ranges, strict=True):
+            if byte_range is None:
+                read.target[projection.out_selection] = array._fill
+            else:
+                start, size = byte_range
+                self._decode(view[start:start + size], what, read.target, projection)
 
     def _decode(self, piece: memoryview, what: str, target: np.ndarray[Any, Any],
                 projection: ChunkProjection) -> None:

@@ -100,6 +100,9 @@ class Store:
     supports_writes: bool = True
     supports_deletes: bool = True
     supports_partial_reads: bool = True
+    # Each request costs a round trip (HTTP, object stores): a shard wanted whole is
+    # fetched with one request rather than an index read and ranges.
+    prefers_whole_values: bool = False
 
     # --- to implement -------------------------------------------------------------------
     def _get(self, key: str) -> bytes | None:

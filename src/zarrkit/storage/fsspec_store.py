@@ -179,6 +179,7 @@ FsspecStore('memory://zarrkit-doc-class/data.zarr') is read-only
     """
 
     supports_listing: bool = True
+    prefers_whole_values: bool = True
     supports_writes: bool = True
     supports_deletes: bool = True
     supports_partial_reads: bool = True

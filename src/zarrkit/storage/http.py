@@ -162,6 +162,7 @@ class HTTPStore(Store):
     supports_listing: bool = False
     supports_writes: bool = False
     supports_deletes: bool = False
+    prefers_whole_values: bool = True
     supports_partial_reads: bool = True
 
     def __init__(
