@@ -63,6 +63,13 @@ TESTS: dict[str, list[str]] = {
         "tests/test_mutation_storage.py",
         "tests/test_mutation_zip.py",
     ],
+    # The stores added with the remote-stores issue, each with its own tests.
+    "storage/http.py": ["tests/test_http_store.py"],
+    "storage/fsspec_store.py": ["tests/test_fsspec_store.py"],
+    "storage/sqlite.py": ["tests/test_db_stores.py", "tests/crash/test_crash_points.py"],
+    "storage/lmdb.py": ["tests/test_db_stores.py", "tests/crash/test_crash_points.py"],
+    "storage/resolve.py": ["tests/test_storage.py", "tests/test_http_store.py",
+                           "tests/test_fsspec_store.py", "tests/test_db_stores.py"],
     # tests/test_reliability_store.py is left out for zip.py: with ZipStore's methods
     # trampolined, its threaded array writes crash mutmut 3.8.1's stats collection
     # (SIGSEGV in MutmutCallStack.set, reproducibly).
