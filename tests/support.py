@@ -8,6 +8,9 @@ import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
 
 MiB = 2**20
 
@@ -47,3 +50,14 @@ def bounded(seconds: float = 1.0, megabytes: float = 16) -> Iterator[None]:
         tracemalloc.stop()
     assert elapsed < seconds, f"took {elapsed:.2f} s"
     assert peak < megabytes * MiB, f"allocated {peak / MiB:.0f} MiB"
+
+
+# Partial reads of a 1024x1024 array of 512x512 shards and 64x64 inner chunks, each with the
+# rows and columns it touches: the cases every remote store's request-count test runs.
+SHARDED_PARTIAL_READS: list[tuple[str, Any, Any, Any]] = [
+    ("one inner chunk", np.s_[0:64, 0:64], range(0, 64), range(0, 64)),
+    ("a few elements", np.s_[70:72, 140:145], range(70, 72), range(140, 145)),
+    ("neighbours", np.s_[0:20, 10:200], range(0, 20), range(10, 200)),
+    ("across four shards", np.s_[500:524, 500:524], range(500, 524), range(500, 524)),
+    ("far apart", "corners", [0, 511], [0, 511]),
+]

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support import SHARDED_PARTIAL_READS
 
 import zarrkit as zk
 from zarrkit.codecs.v3.sharding import coalesce_ranges
@@ -466,16 +467,7 @@ def _expected_ranges(store: FsspecStore, rows: list[int], cols: list[int]
     return sorted(ranges), total
 
 
-@pytest.mark.parametrize(
-    ("name", "select", "rows", "cols"),
-    [
-        ("one inner chunk", np.s_[0:64, 0:64], range(0, 64), range(0, 64)),
-        ("a few elements", np.s_[70:72, 140:145], range(70, 72), range(140, 145)),
-        ("neighbours", np.s_[0:20, 10:200], range(0, 20), range(10, 200)),
-        ("across four shards", np.s_[500:524, 500:524], range(500, 524), range(500, 524)),
-        ("far apart", "corners", [0, 511], [0, 511]),
-    ],
-)
+@pytest.mark.parametrize(("name", "select", "rows", "cols"), SHARDED_PARTIAL_READS)
 def test_sharded_partial_read_fetches_only_what_it_needs(
         s3: S3Server, sharded: tuple[str, np.ndarray[Any, Any]],
         name: str, select: Any, rows: Any, cols: Any) -> None:
