@@ -262,6 +262,56 @@ def test_processes_write_one_database(kind: str, db_path: Path) -> None:
     assert found["race"] == b"%d" % wins.index(1)
 
 
+def _lmdb_grower(path: str, count: int) -> None:
+    with LMDBStore(path, map_size=64 * 1024) as store:
+        for i in range(count):
+            store.set(f"g/{i}", b"x" * 20000)
+
+
+def _lmdb_opener(path: str, count: int) -> list[str]:
+    """Open, read and close the database ``count`` times; the errors met."""
+    errors = []
+    for _ in range(count):
+        try:
+            with LMDBStore(path, map_size=64 * 1024) as store:
+                store.get("g/0")
+        except StoreIOError as error:
+            errors.append(str(error))
+    return errors
+
+
+def test_lmdb_opens_while_another_process_grows_the_map(tmp_path: Path) -> None:
+    """Opening reads the map size and then begins a transaction: a map grown by another
+    process in between (MDB_MAP_RESIZED) must not fail the open. Before the fix about one
+    open in 300 failed here."""
+    path = str(tmp_path / "db.mdb")
+    LMDBStore(path, map_size=64 * 1024).close()
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(4) as pool:
+        grower = pool.apply_async(_lmdb_grower, (path, 400))
+        openers = [pool.apply_async(_lmdb_opener, (path, 300)) for _ in range(3)]
+        grower.get()
+        assert [opener.get() for opener in openers] == [[], [], []]
+
+
+def test_lmdb_open_retries_a_map_resized_mid_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real_open = lmdb.open
+
+    def resized_twice(*args: Any, **kwargs: Any) -> lmdb.Environment:
+        calls.append(1)
+        if len(calls) <= 2:
+            raise lmdb.MapResizedError("mdb_txn_begin: MDB_MAP_RESIZED")
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(lmdb, "open", resized_twice)
+    with LMDBStore(tmp_path / "db.mdb") as store:
+        store.set("k", b"v")
+        assert store.get("k") == b"v"
+    assert len(calls) == 3
+
+
 # --- read-only, closing, bad files --------------------------------------------------------
 
 

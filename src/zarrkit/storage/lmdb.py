@@ -302,9 +302,20 @@ class LMDBStore(Store):
 
     def _open_environment(self, map_size: int, max_readers: int, sync: bool, *,
                           writable: bool) -> lmdb.Environment:
-        return lmdb.open(self._real, subdir=False, readonly=not writable,
-                         create=not self.read_only, lock=True, map_size=map_size,
-                         max_readers=max_readers, max_dbs=0, sync=sync, metasync=sync)
+        # Opening reads the map size from the file and then begins a transaction; another
+        # process that grows the map in between makes that transaction fail with
+        # MDB_MAP_RESIZED. Opening again reads the new size.
+        attempts_left = 100
+        while True:
+            try:
+                return lmdb.open(self._real, subdir=False, readonly=not writable,
+                                 create=not self.read_only, lock=True, map_size=map_size,
+                                 max_readers=max_readers, max_dbs=0, sync=sync,
+                                 metasync=sync)
+            except lmdb.MapResizedError:
+                attempts_left -= 1
+                if not attempts_left:
+                    raise
 
     def _recover(self, environment: _Environment) -> None:
         """Clear what killed processes left in the environment, before this handle reads:
@@ -316,13 +327,17 @@ class LMDBStore(Store):
         transaction) publishes it now; it waits for a live writer's transaction to end."""
         if environment.read_only:
             return  # neither is possible through a read-only environment
-        try:
-            with environment.access.shared():
-                environment.env.reader_check()
-                with environment.write_lock, environment.env.begin(write=True):
-                    pass
-        except lmdb.Error as error:
-            raise _lmdb_error(error, f"cannot open {self!r}") from error
+        for _ in range(100):
+            try:
+                with environment.access.shared():
+                    environment.env.reader_check()
+                    with environment.write_lock, environment.env.begin(write=True):
+                        return
+            except lmdb.MapResizedError:
+                self._adopt_map_size(environment)
+            except lmdb.Error as error:
+                raise _lmdb_error(error, f"cannot open {self!r}") from error
+        raise StoreIOError(errno.EIO, f"cannot open {self!r}: the map keeps changing")
 
     def _env(self) -> _Environment:
         if self._closed:
