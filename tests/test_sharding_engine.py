@@ -7,7 +7,9 @@ of calls, and tracemalloc for memory."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import threading
 import time
 import tracemalloc
@@ -16,6 +18,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import zarrkit as zk
 from zarrkit.codecs.v3.sharding import EMPTY, ShardBuilder, ShardIndex, coalesce_ranges
@@ -162,6 +166,147 @@ def test_reads_match_numpy(selection: Any, threads: int,
     with zk.config.set(threads=threads):
         np.testing.assert_array_equal(a[selection], data[selection])
         np.testing.assert_array_equal(a.oindex[[0, 14], :, [1, 12]], data[[0, 14]][:, :, [1, 12]])
+
+
+class WholeValueStore(MemoryStore):
+    """A memory store that asks for whole shards, as remote stores do."""
+
+    prefers_whole_values = True
+
+
+@st.composite
+def sharded_reads(draw: st.DrawFn) -> tuple[Any, ...]:
+    """A sharded array's geometry (edge shards and inner chunks included), the inner
+    chunks left unstored, and a basic selection of it."""
+    ndim = draw(st.integers(1, 3))
+    chunks = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
+    shards = tuple(c * draw(st.integers(1, 3)) for c in chunks)
+    shape = tuple(draw(st.integers(1, 3 * n)) for n in shards)
+    holes = draw(st.lists(st.tuples(*(st.integers(0, n - 1) for n in shape)), max_size=3))
+    # Whole axes and chunk-aligned slices (which the block decoding of inner chunks side
+    # by side takes) as often as any slice or integer.
+    selection = tuple(
+        draw(st.one_of(st.just(slice(None)),
+                       st.builds(lambda a, b, c=c: slice(a * c, b * c),
+                                 st.integers(0, -(-n // c)), st.integers(0, -(-n // c))),
+                       st.integers(-n, n - 1),
+                       st.builds(slice, st.none() | st.integers(-n, n),
+                                 st.none() | st.integers(-n, n),
+                                 st.none() | st.sampled_from([1, 1, 2, -1, -3]))))
+        for n, c in zip(shape, chunks, strict=True))
+    return shape, chunks, shards, holes, selection
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=sharded_reads(), whole=st.booleans(), threads=st.sampled_from([1, 2, 3]),
+       run_chunks=st.sampled_from([2, 3, 16]), piece_chunks=st.sampled_from([1, 2, 1000]))
+def test_reads_of_any_geometry_match_numpy(case: tuple[Any, ...], whole: bool, threads: int,
+                                           run_chunks: int, piece_chunks: int) -> None:
+    """Every read path (index and ranges, or whole shards decoded piece by piece; inner
+    chunks decoded one by one, or side by side as one block) against numpy."""
+    shape, chunks, shards, holes, selection = case
+    store = WholeValueStore() if whole else MemoryStore()
+    a = sharded_array(store, shape=shape, chunks=chunks, shards=shards)
+    data = image(shape)
+    a[...] = data
+    for hole in holes:  # an inner chunk of fill values is not stored
+        region = tuple(slice(i - i % c, i - i % c + c) for i, c in zip(hole, chunks, strict=True))
+        a[region] = 0
+        data[region] = 0
+    item_size = math.prod(chunks) * 2
+    with (pytest.MonkeyPatch.context() as patch, zk.config.set(threads=threads)):
+        patch.setattr(sharded, "_RUN_CHUNKS", run_chunks)
+        patch.setattr(sharded, "_PIECE_BYTES", piece_chunks * item_size)
+        patch.setattr(sharded, "_WHOLE_SHARDS_PER_THREAD", 0)
+        np.testing.assert_array_equal(a[selection], data[selection])
+
+
+def test_inner_chunks_side_by_side_are_decoded_as_one_block(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    runs: list[int] = []
+    decode_run = sharded._RangeReader._decode_run
+
+    def record(self: Any, pieces: Any, what: str, target: Any) -> None:
+        runs.append(len(pieces))
+        decode_run(self, pieces, what, target)
+
+    monkeypatch.setattr(sharded._RangeReader, "_decode_run", record)
+    for store in (MemoryStore(), WholeValueStore()):
+        a = sharded_array(store, shape=(16, 16, 16), chunks=(4, 4, 4), shards=(8, 8, 8))
+        data = image(a.shape)
+        a[...] = data
+        runs.clear()
+        with zk.config.set(threads=1):
+            np.testing.assert_array_equal(a[...], data)
+        # Each shard's 8 inner chunks: 4 rows of 2 chunks side by side along the last axis.
+        assert runs == [2] * 32
+        runs.clear()
+        with zk.config.set(threads=1):  # chunks cut by the selection are decoded alone
+            np.testing.assert_array_equal(a[:, :, 1:15], data[:, :, 1:15])
+            assert runs == []
+            # A destination with contiguous rows is decoded into directly.
+            np.testing.assert_array_equal(a[0:4, 0:4, 0:8], data[0:4, 0:4, 0:8])
+            assert runs == [2]
+            np.testing.assert_array_equal(a[0, 0:4, 0:4], data[0, 0:4, 0:4])
+            assert runs == [2]
+
+
+@pytest.mark.parametrize("holes", [
+    [(0, 1)],  # a gap in a row: (0, 0) and (0, 2) are not side by side
+    [(0, 2), (0, 3), (1, 0), (1, 1)],  # (0, 1) ends where (1, 2) starts, a row below
+    [(1, 3)],
+])
+@pytest.mark.parametrize("store_type", [MemoryStore, WholeValueStore])
+def test_only_inner_chunks_side_by_side_in_one_row_form_a_block(
+        holes: list[tuple[int, int]], store_type: type[MemoryStore],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sharded, "_WHOLE_SHARDS_PER_THREAD", 0)
+    a = sharded_array(store_type(), shape=(3, 4, 8), chunks=(3, 2, 2), shards=(3, 4, 8))
+    data = image(a.shape)
+    a[...] = data
+    for i, j in holes:
+        a[:, 2 * i:2 * i + 2, 2 * j:2 * j + 2] = 0
+        data[:, 2 * i:2 * i + 2, 2 * j:2 * j + 2] = 0
+    with zk.config.set(threads=1):
+        np.testing.assert_array_equal(a[...], data)
+        np.testing.assert_array_equal(a[1], data[1])
+
+
+def test_a_whole_shard_is_decoded_by_every_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    threads_seen: set[int] = set()
+    decode_all = sharded._RangeReader._decode_all
+    started = threading.Barrier(2, timeout=5)
+
+    def record(self: Any, pieces: Any, what: str, target: Any) -> None:
+        threads_seen.add(threading.get_ident())
+        with contextlib.suppress(threading.BrokenBarrierError):
+            started.wait()  # both threads hold a piece of the first shard at once
+        decode_all(self, pieces, what, target)
+
+    monkeypatch.setattr(sharded._RangeReader, "_decode_all", record)
+    monkeypatch.setattr(sharded, "_PIECE_BYTES", 1)  # a piece per inner chunk
+    store = WholeValueStore()
+    a = sharded_array(store)
+    data = image(a.shape)
+    a[...] = data
+    with zk.config.set(threads=2):
+        np.testing.assert_array_equal(a[...], data)
+    assert len(threads_seen) == 2
+
+
+def test_a_corrupt_whole_shard_index_is_reported() -> None:
+    store = WholeValueStore()
+    a = sharded_array(store)
+    a[...] = image(a.shape)
+    key = "x/c/0/1/0"
+    raw = bytearray(store._data[key])
+    raw[-1] ^= 0xFF  # the index's crc32c
+    store._data[key] = bytes(raw)
+    with zk.config.set(threads=2), pytest.raises(ChunkDecodeError, match="c/0/1/0"):
+        a[...]
+    store._data[key] = bytes(raw[:10])  # shorter than an index
+    with zk.config.set(threads=2), pytest.raises(ChunkDecodeError, match="truncated"):
+        a[...]
 
 
 def test_read_into_a_given_output() -> None:

@@ -13,9 +13,9 @@ import itertools
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from zarrkit.config import config
 from zarrkit.storage.locking import key_lock
@@ -147,6 +147,85 @@ def drain(make_worker: Callable[[], Callable[[T], None]], items: Sequence[T]) ->
     pool = _get_pool()
     for future in [pool.submit(run) for _ in range(threads)]:
         future.result()
+
+
+_DONE: Future[object] = Future()
+_DONE.set_result(None)
+
+
+class Prefetch(Generic[T, R]):
+    """``fetch`` of each item, started ``ahead`` items before a consumer asks for it, in
+    threads of its own: a consumer that decodes what it fetched overlaps its decoding with
+    the next fetches instead of waiting for each in turn. Consumers ask for the items in
+    about their order (as :func:`drain` hands them out); each value is handed out
+    ``takes[i]`` times (once if not given) and then forgotten, so at most about ``ahead``
+    values are held at a time. Use it as a context manager: leaving it cancels the fetches
+    not yet started.
+
+    >>> with Prefetch(str.upper, ["a", "b", "c"], ahead=1) as fetched:
+    ...     [fetched.take(i) for i in range(3)]
+    ['A', 'B', 'C']
+    """
+
+    def __init__(self, fetch: Callable[[T], R], items: Sequence[T], ahead: int,
+                 takes: Sequence[int] | None = None) -> None:
+        self._fetch = fetch
+        self._items = items
+        self._takes_left = list(takes) if takes is not None else [1] * len(items)
+        self._ahead = max(1, ahead)
+        self._futures: dict[int, Future[R]] = {}
+        self._submitted = 0
+        self._taken = 0
+        self._closed = False
+        # Reentrant: a fetch that is done before its callback is added runs the callback
+        # at once, in the thread that holds the lock.
+        self._lock = threading.RLock()
+        self._executor = ThreadPoolExecutor(max_workers=self._ahead,
+                                            thread_name_prefix="zarrkit-prefetch")
+
+    def take(self, index: int) -> R:
+        """The value of item ``index``, waiting for its fetch (started now if it was not).
+
+        The first item is fetched alone, the next ones only once it has arrived: the
+        consumers wait for it with nothing else to do, and it arrives soonest when it
+        shares the connection's bandwidth with no other."""
+        with self._lock:
+            self._taken = max(self._taken, index)
+            if not self._submitted:
+                self._submit_next().add_done_callback(lambda _: self._submit_window())
+            else:
+                self._submit_window_locked()
+            future = self._futures[index]
+            self._takes_left[index] -= 1
+            if not self._takes_left[index]:
+                del self._futures[index]
+        return future.result()
+
+    def _submit_next(self) -> Future[R]:
+        future = self._futures[self._submitted] = self._executor.submit(
+            self._fetch, self._items[self._submitted])
+        self._submitted += 1
+        return future
+
+    def _submit_window(self) -> None:
+        with self._lock:
+            self._submit_window_locked()
+
+    def _submit_window_locked(self) -> None:
+        if self._submitted == 1 and not self._futures.get(0, _DONE).done():
+            return  # the first item is still on its way alone
+        until = min(len(self._items), self._taken + self._ahead + 1)
+        while self._submitted < until and not self._closed:
+            self._submit_next()
+
+    def __enter__(self) -> Prefetch[T, R]:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self._lock:
+            self._closed = True
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        self._futures.clear()
 
 
 def chunk_lock(store: object, key: str) -> AbstractContextManager[None]:

@@ -32,7 +32,7 @@ import numpy as np
 
 from zarrkit.buffers import copy_into
 from zarrkit.codecs.v3.sharding import ShardBuilder, coalesce_ranges
-from zarrkit.concurrency import chunk_lock, drain, parallel_map
+from zarrkit.concurrency import Prefetch, chunk_lock, drain, parallel_map
 from zarrkit.config import config
 from zarrkit.errors import ChunkDecodeError
 from zarrkit.indexing import ChunkProjection, basic_indexer
@@ -79,6 +79,11 @@ class _Layout:
         shard_shape = tuple(array._grid_chunks)
         return cls(array, sharding, shard_shape, tuple(sharding.chunk_shape),
                    sharding.chunks_per_shard(shard_shape), sharding.inner_pipeline)
+
+    @property
+    def inner_nbytes(self) -> int:
+        """Bytes of one decoded inner chunk."""
+        return math.prod(self.inner_shape) * self.array.dtype.itemsize
 
     def what(self, key: str, projection: ChunkProjection) -> str:
         return (f"array {self.array.name!r} shard {key!r} inner chunk "
@@ -211,12 +216,23 @@ def read_sharded(array: Array, factory: IndexerFactory, selection: Any,
              and len(jobs) >= _WHOLE_SHARDS_PER_THREAD * config.threads)
     plans = parallel_map(lambda job: _plan_reads(layout, target, job, whole), jobs)
     reads = [read for plan in plans for read in plan]
-    drain(lambda: _RangeReader(layout).read, reads)
+    shards = list(dict.fromkeys(read.key for read in reads if isinstance(read, _ShardPiece)))
+    if not shards:
+        drain(lambda: _RangeReader(layout).read, reads)
+        return result[()] if out is None and result.ndim == 0 else result
+    # Whole shards are fetched (and their indexes decoded) ahead of the threads, which share
+    # the decoding of each shard piece by piece: no thread waits for a transfer between
+    # shards, nor idles at the end while another decodes a whole shard.
+    pieces = [sum(1 for read in reads if read.key == key) for key in shards]
+    with Prefetch(lambda key: _fetch_shard(layout, key), shards, ahead=config.threads,
+                  takes=pieces) as fetched:
+        order = {key: i for i, key in enumerate(shards)}
+        drain(lambda: _RangeReader(layout, lambda key: fetched.take(order[key])).read, reads)
     return result[()] if out is None and result.ndim == 0 else result
 
 
 def _plan_reads(layout: _Layout, output: np.ndarray[Any, Any], job: _ShardJob,
-                whole: bool = False) -> list[_RangeRead | _ShardRead]:
+                whole: bool = False) -> list[_RangeRead | _ShardPiece]:
     """The requests that fetch one shard's wanted inner chunks; chunks it does not store
     are filled in right away. With ``whole``, a shard whose every inner chunk is wanted is
     fetched with one request."""
@@ -224,7 +240,9 @@ def _plan_reads(layout: _Layout, output: np.ndarray[Any, Any], job: _ShardJob,
     target, members = job.resolve(layout, output)
     key = array._chunk_key(job.coords)
     if whole and len(members) == _stored_inner_chunks(layout, job.coords):
-        return [_ShardRead(key, target, members)]
+        per_piece = max(1, _PIECE_BYTES // layout.inner_nbytes)
+        return [_ShardPiece(key, target, members[i:i + per_piece])
+                for i in range(0, len(members), per_piece)]
     index = _read_index(array, key, layout.shard_shape)
     if index is None:
         ranges: list[tuple[int, int] | None] = [None] * len(members)
@@ -245,12 +263,25 @@ def _plan_reads(layout: _Layout, output: np.ndarray[Any, Any], job: _ShardJob,
 
 
 @dataclass(frozen=True, eq=False)
-class _ShardRead:
-    """One whole shard, every inner chunk of which is wanted."""
+class _ShardPiece:
+    """Some inner chunks of a shard fetched whole (every inner chunk of which is wanted)."""
 
     key: str
     target: np.ndarray[Any, Any]
     members: Members
+
+
+# A shard fetched whole is decoded in pieces of about this many decoded bytes, shared
+# among the threads.
+_PIECE_BYTES = 4 << 20
+
+
+def _fetch_shard(layout: _Layout, key: str) -> tuple[memoryview, Any] | None:
+    """A whole shard's bytes and its decoded index, or None if it is not stored."""
+    data = layout.array.store.get(key)
+    if data is None:
+        return None
+    return memoryview(data), _decode_full_index(layout.array, key, data, layout.shard_shape)
 
 
 # Whole-shard requests are used when a read spans at least this many shards per thread:
@@ -265,17 +296,25 @@ def _stored_inner_chunks(layout: _Layout, coords: tuple[int, ...]) -> int:
             coords, layout.shard_shape, layout.array.shape, layout.inner_shape, strict=True))
 
 
+# The most inner chunks decoded together as one block (see _RangeReader._decode_run).
+_RUN_CHUNKS = 16
+
+
 class _RangeReader:
     """Fetches byte ranges and decodes their inner chunks into their targets; one per thread,
     so its scratch chunk is reused for every inner chunk that thread decodes."""
 
-    def __init__(self, layout: _Layout) -> None:
+    def __init__(self, layout: _Layout,
+                 fetched_shard: Callable[[str], tuple[memoryview, Any] | None] | None = None
+                 ) -> None:
         self.layout = layout
+        self._fetched_shard = fetched_shard
         self._scratch: np.ndarray[Any, Any] | None = None
+        self._block: np.ndarray[Any, Any] | None = None
 
-    def read(self, read: _RangeRead | _ShardRead) -> None:
-        if isinstance(read, _ShardRead):
-            self._read_shard(read)
+    def read(self, read: _RangeRead | _ShardPiece) -> None:
+        if isinstance(read, _ShardPiece):
+            self._read_shard_piece(read)
             return
         array = self.layout.array
         data = array.store.get_range(read.key, read.start, read.length)
@@ -286,28 +325,102 @@ class _RangeReader:
             )
         view = memoryview(data)
         what = f"array {array.name!r} shard {read.key!r} inner chunk "
-        for offset, size, projection in read.pieces:
-            start = offset - read.start
-            self._decode(view[start:start + size], what, read.target, projection)
+        self._decode_all(
+            [(view[offset - read.start:offset - read.start + size], projection)
+             for offset, size, projection in read.pieces], what, read.target)
 
-    def _read_shard(self, read: _ShardRead) -> None:
-        layout = self.layout
-        array = layout.array
-        data = array.store.get(read.key)
-        if data is None:
+    def _read_shard_piece(self, read: _ShardPiece) -> None:
+        array = self.layout.array
+        assert self._fetched_shard is not None
+        shard = self._fetched_shard(read.key)
+        if shard is None:
             for _, projection in read.members:
                 read.target[projection.out_selection] = array._fill
             return
-        index = _decode_full_index(array, read.key, data, layout.shard_shape)
-        view = memoryview(data)
+        view, index = shard
         what = f"array {array.name!r} shard {read.key!r} inner chunk "
         ranges = index.byte_ranges([local for local, _ in read.members])
+        stored = []
         for (_, projection), byte_range in zip(read.members, ranges, strict=True):
             if byte_range is None:
                 read.target[projection.out_selection] = array._fill
             else:
                 start, size = byte_range
-                self._decode(view[start:start + size], what, read.target, projection)
+                stored.append((view[start:start + size], projection))
+        self._decode_all(stored, what, read.target)
+
+    def _decode_all(self, pieces: list[tuple[memoryview, ChunkProjection]], what: str,
+                    target: np.ndarray[Any, Any]) -> None:
+        """Decode stored inner chunks into ``target``; runs of whole chunks side by side
+        along the last axis are decoded together and copied as one block."""
+        if len(pieces) > 1 and target.ndim > 1:
+            # Shards store their inner chunks in any order (zarr-python and zarrkit in
+            # Morton order, tensorstore in C order): C order puts neighbours side by side.
+            pieces = sorted(pieces, key=lambda piece: piece[1].chunk_coords)
+        start = 0
+        while start < len(pieces):
+            stop = self._run_end(pieces, start, target)
+            if stop - start > 1:
+                self._decode_run(pieces[start:stop], what, target)
+            else:
+                piece, projection = pieces[start]
+                self._decode(piece, what, target, projection)
+            start = stop
+
+    def _run_end(self, pieces: list[tuple[memoryview, ChunkProjection]], start: int,
+                 target: np.ndarray[Any, Any]) -> int:
+        """The end of the run of pieces from ``start`` that :meth:`_decode_run` can take:
+        whole inner chunks, each written to a plain slice of ``target`` that continues the
+        previous one along the last axis, into rows that are not contiguous (a contiguous
+        destination is decoded into directly)."""
+        layout = self.layout
+        first = pieces[start][1]
+        if (target.dtype.hasobject or target.ndim < 2 or target.strides[-1] != target.itemsize
+                or not _covers(first.chunk_selection, layout.inner_shape)
+                or not _is_view_selection(first.out_selection)
+                or len(first.out_selection) != target.ndim):
+            return start + 1
+        if target[first.out_selection].flags.c_contiguous:
+            return start + 1
+        head = first.out_selection[:-1]
+        last = first.out_selection[-1]
+        end = start + 1
+        limit = min(len(pieces), start + _RUN_CHUNKS)
+        while end < limit:
+            projection = pieces[end][1]
+            selection = projection.out_selection
+            if not (_is_view_selection(selection) and len(selection) == target.ndim
+                    and selection[:-1] == head
+                    and selection[-1].start == last.stop and last.step in (None, 1)
+                    and selection[-1].step in (None, 1)
+                    and _covers(projection.chunk_selection, layout.inner_shape)):
+                break
+            last = selection[-1]
+            end += 1
+        return end
+
+    def _decode_run(self, pieces: list[tuple[memoryview, ChunkProjection]], what: str,
+                    target: np.ndarray[Any, Any]) -> None:
+        """Decode whole inner chunks lying side by side along the last axis into one
+        scratch block, then copy the block once: its rows are ``len(pieces)`` times longer
+        than a chunk's, and scattering long rows into a big array is much faster than short
+        ones (1.7x for 8 chunks of 32^3 uint16, measured)."""
+        layout = self.layout
+        count = len(pieces)
+        block = self._scratch_block()[:count]
+        for (piece, projection), chunk in zip(pieces, block, strict=False):
+            layout.inner_pipeline.decode_into(piece, chunk,
+                                              what=what + str(projection.chunk_coords))
+        first, last = pieces[0][1].out_selection, pieces[-1][1].out_selection
+        destination = target[first[:-1] + (slice(first[-1].start, last[-1].stop),)]
+        rows = destination.reshape(destination.shape[:-1] + (count, layout.inner_shape[-1]))
+        copy_into(rows, np.moveaxis(block, 0, -2))
+
+    def _scratch_block(self) -> np.ndarray[Any, Any]:
+        if self._block is None:
+            self._block = np.empty((_RUN_CHUNKS, *self.layout.inner_shape),
+                                   dtype=self.layout.array.dtype)
+        return self._block
 
     def _decode(self, piece: memoryview, what: str, target: np.ndarray[Any, Any],
                 projection: ChunkProjection) -> None:
