@@ -118,3 +118,4 @@ def test_consumers_in_several_threads_get_every_value() -> None:
             thread.join()
     assert got == {i: f"value {i}" for i in range(40)}
     assert sorted(fetch.fetched) == list(range(40))
+
