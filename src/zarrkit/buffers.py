@@ -77,15 +77,24 @@ _set_madvise_hugepage: Callable[[bool], bool] | None = getattr(
 
 
 def _empty_small_pages(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
-    """``np.empty(shape, dtype)``, without numpy's request for 2 MiB pages.
+    """``np.empty(shape, dtype)``; above :data:`SMALL_PAGES_FROM` bytes without numpy's
+    request for 2 MiB pages.
 
-    A read writes a new output once, in chunk order. Backing it with 2 MiB pages saves
-    little there, and in a virtual machine that hands freed memory back to its host (free
-    page reporting hands back exactly the free 2 MiB blocks such pages come from) the first
-    large read of a process spent 2.2 s in the kernel mapping 1 GiB of them, against
-    0.3 s with 4 KiB pages (measured on the 2-core CI machine type). Another thread
-    allocating meanwhile only misses the request too."""
-    if _set_madvise_hugepage is None:
+    In a virtual machine that hands freed memory back to its host (free page reporting
+    hands back exactly the free 2 MiB blocks such pages come from), a process's first
+    touch of new memory costs, on the 2-core CI machine type (fresh process, median of 3):
+
+    ==========  ===========  ===========
+    new array   2 MiB pages  4 KiB pages
+    ==========  ===========  ===========
+    256 MiB     0.03 s       0.09 s
+    1 GiB       1.0 s        0.33 s
+    ==========  ===========  ===========
+
+    Recently freed 2 MiB blocks are cheap to map, the rest expensive; 4 KiB pages cost the
+    same whatever the size. Another thread allocating meanwhile only misses the request too.
+    """
+    if _set_madvise_hugepage is None or math.prod(shape) * dtype.itemsize < SMALL_PAGES_FROM:
         return np.empty(shape, dtype=dtype)
     previous = _set_madvise_hugepage(False)
     try:
@@ -93,6 +102,9 @@ def _empty_small_pages(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarr
     finally:
         if previous:
             _set_madvise_hugepage(True)
+
+
+SMALL_PAGES_FROM = 512 << 20
 
 
 # Below this many bytes the views copy_into makes cost more than numpy's own loop saves.
