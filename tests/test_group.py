@@ -365,8 +365,11 @@ def test_require_group_and_require_array() -> None:
     before = dict(store._data)
     with pytest.raises(TypeError):
         g.require_array("s/arr", shape=(4,), dtype="i2")
+    with pytest.raises(TypeError):  # zarr-python's check: exact, or a safe cast from i2
+        g.require_array("s/arr", shape=(3,), dtype="f4", exact=True)
     with pytest.raises(TypeError):
-        g.require_array("s/arr", shape=(3,), dtype="f4")
+        g.require_array("s/arr", shape=(3,), dtype="i1")
+    assert g.require_array("s/arr", shape=(3,), dtype="f4") == b
     assert dict(store._data) == before
 
 

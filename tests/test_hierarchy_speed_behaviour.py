@@ -120,8 +120,8 @@ def test_v3_snapshot_is_still_updated_when_an_ancestor_holds_one() -> None:
     root = zk.open_group(store, mode="r+")
     root.create_array("new/x", shape=(3,), dtype="u1", attributes={"k": 1})
     snapshot = zk.open_group(store, mode="r", consolidated=True).metadata.consolidated_metadata
-    assert {"new", "new/x"} <= set(snapshot["metadata"])
-    assert snapshot["metadata"]["new/x"]["attributes"] == {"k": 1}
+    assert {"new", "new/x"} <= set(snapshot.flattened_metadata)
+    assert snapshot.flattened_metadata["new/x"].attributes == {"k": 1}
 
 
 def test_invalid_codecs_fail_every_time_despite_the_validation_cache() -> None:

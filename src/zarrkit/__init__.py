@@ -23,13 +23,42 @@ from zarrkit.api import (
 )
 from zarrkit.codecs.registry import register_codec, register_codec_v3
 from zarrkit.config import config
+from zarrkit.convenience import (
+    create_hierarchy,
+    load,
+    open_consolidated,
+    save,
+    save_array,
+    save_group,
+    tree,
+)
 from zarrkit.convert import convert, migrate_metadata
+from zarrkit.creation_functions import (
+    array,
+    create,
+    empty,
+    empty_like,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    open_like,
+    zeros,
+    zeros_like,
+)
 from zarrkit.hierarchy import Array, Attributes, Group
 from zarrkit.metadata.chunk_grid import register_chunk_grid
 from zarrkit.metadata.chunk_key_encoding import register_chunk_key_encoding
 from zarrkit.metadata.dtypes_v3 import register_data_type
 from zarrkit.references import Reference
-from zarrkit.storage import DirectoryStore, MemoryStore, Store
+from zarrkit.storage import (
+    DirectoryStore,
+    FsspecStore,
+    LocalStore,
+    MemoryStore,
+    Store,
+    ZipStore,
+)
 
 __version__ = "0.1.0"
 
@@ -37,27 +66,48 @@ __all__ = [
     "Array",
     "Attributes",
     "DirectoryStore",
+    "FsspecStore",
     "Group",
+    "LocalStore",
     "MemoryStore",
     "Reference",
     "Store",
+    "ZipStore",
+    "array",
     "config",
     "consolidate_metadata",
     "convert",
+    "create",
     "create_array",
     "create_group",
+    "create_hierarchy",
+    "empty",
+    "empty_like",
     "errors",
     "from_array",
+    "full",
+    "full_like",
     "group",
+    "load",
+    "migrate_metadata",
+    "ones",
+    "ones_like",
     "open",
     "open_array",
-    "migrate_metadata",
+    "open_consolidated",
     "open_group",
+    "open_like",
     "register_chunk_grid",
     "register_chunk_key_encoding",
     "register_codec",
     "register_codec_v3",
     "register_data_type",
+    "save",
+    "save_array",
+    "save_group",
+    "tree",
+    "zeros",
+    "zeros_like",
 ]
 
 

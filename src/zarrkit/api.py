@@ -9,19 +9,23 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
-from zarrkit.config import config
+from zarrkit.config import config as settings
 from zarrkit.errors import (
+    ArrayNotFoundError,
+    ContainsArrayError,
+    ContainsGroupError,
     ContainsNodeError,
     GroupNotFoundError,
     MetadataError,
     NodeNotFoundError,
 )
 from zarrkit.hierarchy.array import Array
-from zarrkit.hierarchy.creation import array_metadata
+from zarrkit.hierarchy.creation import array_metadata, normalize_shape
 from zarrkit.hierarchy.group import Group, node_from_found, open_group_node
 from zarrkit.hierarchy.nodes import (
     ZARR_JSON,
@@ -37,7 +41,7 @@ from zarrkit.metadata.jsonio import dump_json, load_json_object
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP, ZMETADATA
 from zarrkit.paths import join_path, key_prefix, normalize_path
 from zarrkit.storage.base import Store
-from zarrkit.storage.resolve import make_store
+from zarrkit.storage.resolve import StoreLike, make_store
 
 _MODES = ("r", "r+", "a", "w", "w-")
 
@@ -86,22 +90,98 @@ def _load_consolidated(store: Store, path: str, zarr_format: int | None,
     return {prefix + k: v for k, v in metadata.items()}
 
 
+def _format_of(zarr_format: int | None, zarr_version: int | None) -> int | None:
+    """``zarr_format``, or zarr-python's deprecated ``zarr_version`` in its place."""
+    if zarr_version is not None:
+        warnings.warn("zarr_version is deprecated, use zarr_format", DeprecationWarning,
+                      stacklevel=3)
+        if zarr_format is not None and zarr_format != zarr_version:
+            raise MetadataError(
+                f"zarr_format {zarr_format} and zarr_version {zarr_version} disagree")
+        zarr_format = zarr_version
+    _check_format(zarr_format)
+    return zarr_format
+
+
+def _specific_exists_error(store: Store, path: str, error: ContainsNodeError) -> Exception:
+    """``error`` as zarr-python names it: ContainsArrayError or ContainsGroupError after
+    what is at ``path``; as it was when something else stands in the way."""
+    if isinstance(error, (ContainsArrayError, ContainsGroupError)):
+        return error
+    found = find_node(store, path)
+    if found is None:
+        return error
+    kind = ContainsArrayError if found.kind == "array" else ContainsGroupError
+    return kind(f"{'an array' if found.kind == 'array' else 'a group'} exists in store "
+                f"{store!r} at path {path or '/'!r}")
+
+
+def _config_write_empty_chunks(config: dict[str, Any] | None,
+                               write_empty_chunks: bool | None) -> bool | None:
+    """The ``write_empty_chunks`` of zarr-python's array ``config`` (a given
+    ``write_empty_chunks`` wins)."""
+    if config is None:
+        return write_empty_chunks
+    unknown = set(config) - {"write_empty_chunks", "order"}
+    if unknown:
+        raise TypeError(f"unknown array config keys {sorted(unknown)}: zarrkit takes "
+                        "'write_empty_chunks' and 'order'")
+    if write_empty_chunks is not None:
+        return write_empty_chunks
+    return config.get("write_empty_chunks")
+
+
+def _new_array(
+    store_obj: Store, path: str, *, shape: Any, dtype: Any, zarr_format: int | None,
+    overwrite: bool, attributes: dict[str, Any] | None, write_empty_chunks: bool | None,
+    config: dict[str, Any] | None, order: str | None, mmap: bool = False,
+    **options: Any,
+) -> Array:
+    """Create the array at ``path`` from normalized ``create_array`` arguments."""
+    if order is None:
+        order = (config or {}).get("order") or settings.order
+    options = {k: v for k, v in options.items() if v is not _KEEP_DEFAULT}
+    metadata = array_metadata(zarr_format=zarr_format or settings.default_zarr_format,
+                              shape=shape, dtype=dtype, attributes=attributes, order=order,
+                              **options)
+    try:
+        create_array_node(store_obj, path, metadata, attributes, overwrite=overwrite)
+    except ContainsNodeError as error:
+        raise _specific_exists_error(store_obj, path, error) from error
+    return Array(store_obj, path, metadata, attributes=attributes or {},
+                 write_empty_chunks=_config_write_empty_chunks(config, write_empty_chunks),
+                 mmap=mmap)
+
+
+# A keyword left at this default is not passed on (the metadata builder's default applies).
+_KEEP_DEFAULT: Any = type("_Default", (), {"__repr__": lambda self: "<default>"})()
+
+
 def open_group(
-    store: Any = None,
+    store: StoreLike = None,
     *,
     mode: str = "a",
+    cache_attrs: bool | None = None,
+    synchronizer: Any = None,
     path: str | None = None,
-    zarr_format: int | None = None,
-    consolidated: bool | None = None,
-    attributes: dict[str, Any] | None = None,
+    chunk_store: StoreLike = None,
     storage_options: dict[str, Any] | None = None,
+    zarr_version: int | None = None,
+    zarr_format: int | None = None,
+    meta_array: Any = None,
+    attributes: dict[str, Any] | None = None,
+    use_consolidated: bool | str | None = None,
+    consolidated: bool | None = None,
 ) -> Group:
     """Open a group, creating it when the mode allows.
 
-    ``consolidated=True`` reads all metadata from ``.zmetadata`` with no listing;
-    ``None`` uses it when present in read-only mode. ``storage_options`` configure a URL's
-    store (``s3://bucket/x.zarr``: credentials, endpoint...; see
-    :func:`zarrkit.storage.resolve.make_store`).
+    Consolidated metadata (``.zmetadata``, or inline in a format-3 ``zarr.json``) is used
+    when present, as zarr-python does: ``use_consolidated=None`` (the default) reads it in
+    every mode that opens an existing group, ``True`` requires it, ``False`` ignores it;
+    ``consolidated`` is zarrkit's older name for the same switch. ``storage_options``
+    configure a URL's store (``s3://bucket/x.zarr``: credentials, endpoint...; see
+    :func:`zarrkit.storage.resolve.make_store`). ``cache_attrs``, ``synchronizer``,
+    ``chunk_store`` and ``meta_array`` are accepted for zarr-python's sake and have no effect.
 
     >>> import zarrkit as zk
     >>> g = zk.open_group({}, mode="w", attributes={"title": "demo"})
@@ -112,7 +192,9 @@ def open_group(
     1
     """
     _check_mode(mode)
-    _check_format(zarr_format)
+    zarr_format = _format_of(zarr_format, zarr_version)
+    if consolidated is None and use_consolidated is not None:
+        consolidated = bool(use_consolidated)
     store_obj = make_store(store, mode=mode, storage_options=storage_options)
     return _open_group(store_obj, normalize_path(path), mode, zarr_format, consolidated,
                        attributes)
@@ -130,7 +212,7 @@ def _open_group(store_obj: Store, node_path: str, mode: str, zarr_format: int | 
     read_only = mode == "r"
     if mode in ("r", "r+"):
         snapshot = None
-        if consolidated or (consolidated is None and mode == "r"):
+        if consolidated or consolidated is None:
             try:
                 snapshot = _load_consolidated(store_obj, node_path, zarr_format, found)
             except NodeNotFoundError:
@@ -142,25 +224,41 @@ def _open_group(store_obj: Store, node_path: str, mode: str, zarr_format: int | 
         if found is None:
             found = find_node(store_obj, node_path, zarr_format=zarr_format)
         if found is not None and found.kind == "group":
-            group = node_from_found(store_obj, found, read_only=False)
+            opened: Array | Group
+            if consolidated is None:
+                # zarr-python reads consolidated metadata, when there is some, in every
+                # mode that opens a group.
+                opened = _open_group(store_obj, node_path, "r+", zarr_format, None, None,
+                                     found)
+            else:
+                opened = node_from_found(store_obj, found, read_only=False)
+            group = opened
             assert isinstance(group, Group)
             if attributes:
                 group.attrs.update(attributes)
             return group
         if found is not None:
-            raise ContainsNodeError(f"an array exists at path {node_path!r}, not a group")
-    new_format = zarr_format or config.default_zarr_format
-    create_group_node(store_obj, node_path, attributes, overwrite=mode == "w",
-                      zarr_format=new_format)
+            raise ContainsArrayError(f"an array exists at path {node_path!r}, not a group")
+    new_format = zarr_format or settings.default_zarr_format
+    try:
+        create_group_node(store_obj, node_path, attributes, overwrite=mode == "w",
+                          zarr_format=new_format)
+    except ContainsNodeError as error:
+        raise _specific_exists_error(store_obj, node_path, error) from error
     return Group(store_obj, node_path, zarr_format=new_format, attributes=attributes or {})
 
 
 def group(
-    store: Any = None,
+    store: StoreLike = None,
     *,
     overwrite: bool = False,
+    chunk_store: StoreLike = None,
+    cache_attrs: bool | None = None,
+    synchronizer: Any = None,
     path: str | None = None,
+    zarr_version: int | None = None,
     zarr_format: int | None = None,
+    meta_array: Any = None,
     attributes: dict[str, Any] | None = None,
     storage_options: dict[str, Any] | None = None,
 ) -> Group:
@@ -171,15 +269,16 @@ def group(
     '/'
     """
     return open_group(store, mode="w" if overwrite else "a", path=path,
-                      zarr_format=zarr_format, attributes=attributes,
-                      storage_options=storage_options)
+                      zarr_format=_format_of(zarr_format, zarr_version),
+                      attributes=attributes, storage_options=storage_options)
 
 
-def create_group(store: Any = None, *, path: str | None = None, overwrite: bool = False,
+def create_group(store: StoreLike = None, *, path: str | None = None,
+                 zarr_format: int | None = None, overwrite: bool = False,
                  attributes: dict[str, Any] | None = None,
-                 zarr_format: int | None = None,
                  storage_options: dict[str, Any] | None = None) -> Group:
-    """Create a group; an existing node is an error unless ``overwrite``.
+    """Create a group; an existing node is an error (ContainsArrayError or
+    ContainsGroupError) unless ``overwrite``.
 
     >>> import zarrkit as zk
     >>> zk.create_group({}, path="a/b").path
@@ -191,18 +290,43 @@ def create_group(store: Any = None, *, path: str | None = None, overwrite: bool 
 
 
 def open_array(
-    store: Any = None,
+    store: StoreLike = None,
     *,
     mode: str = "a",
-    path: str | None = None,
+    zarr_version: int | None = None,
     zarr_format: int | None = None,
-    write_empty_chunks: bool | None = None,
-    mmap: bool = False,
+    path: str | None = None,
     storage_options: dict[str, Any] | None = None,
-    **create_kwargs: Any,
+    shape: Any = None,
+    chunks: Any = None,
+    dtype: Any = None,
+    compressor: Any = "auto",
+    fill_value: Any = 0,
+    order: str | None = None,
+    synchronizer: Any = None,
+    overwrite: bool = False,
+    filters: Any = None,
+    cache_metadata: bool | None = None,
+    cache_attrs: bool | None = None,
+    read_only: bool | None = None,
+    object_codec: Any = None,
+    dimension_separator: str | None = None,
+    write_empty_chunks: bool | None = None,
+    meta_array: Any = None,
+    attributes: dict[str, Any] | None = None,
+    chunk_shape: Any = None,
+    chunk_key_encoding: Any = None,
+    codecs: Any = None,
+    dimension_names: Any = None,
+    config: dict[str, Any] | None = None,
+    chunk_store: StoreLike = None,
+    compressors: Any = "auto",
+    shards: Any = None,
+    serializer: Any = "auto",
+    mmap: bool = False,
 ) -> Array:
-    """Open an array; with mode ``w``/``w-`` (or ``a`` when missing), create it from
-    ``create_kwargs`` (``shape``, ``dtype``, ...).
+    """Open an array; with mode ``w``/``w-`` (or ``a`` when missing), create it from the
+    arguments of :func:`create` (``shape``, ``dtype``, ``chunks``...).
 
     ``mmap=True`` (directory and ZIP stores) maps uncompressed chunks
     instead of reading them: a basic selection inside one chunk returns a read-only view
@@ -216,27 +340,53 @@ def open_array(
     True
     """
     _check_mode(mode)
-    _check_format(zarr_format)
+    zarr_format = _format_of(zarr_format, zarr_version)
     store_obj = make_store(store, mode=mode, storage_options=storage_options)
     node_path = normalize_path(path)
+    write_empty_chunks = _config_write_empty_chunks(config, write_empty_chunks)
     existing = None if mode in ("w", "w-") else find_node(store_obj, node_path,
                                                          zarr_format=zarr_format)
     if mode in ("r", "r+") or existing is not None:
         # The document already read is reused: a remote store pays one request per read.
         found = (existing if existing is not None and existing.kind == "array"
                  else require_array(store_obj, node_path, zarr_format=zarr_format))
-        return _array_of(store_obj, found, mode, write_empty_chunks, mmap)
-    if "shape" not in create_kwargs:
-        raise NodeNotFoundError(
+        return _array_of(store_obj, found, "r" if read_only else mode, write_empty_chunks,
+                         mmap)
+    if shape is None:
+        raise ArrayNotFoundError(
             f"no array at path {node_path!r}; give shape and dtype to create one"
         )
-    created = create_array(store_obj, name=node_path, overwrite=mode == "w",
-                           zarr_format=zarr_format, write_empty_chunks=write_empty_chunks,
-                           **create_kwargs)
-    if not mmap:
-        return created
-    return Array(store_obj, node_path, created.metadata, write_empty_chunks=write_empty_chunks,
-                 mmap=True)
+    return _new_array(
+        store_obj, node_path, shape=shape, dtype="float64" if dtype is None else dtype,
+        zarr_format=zarr_format, overwrite=overwrite or mode == "w", attributes=attributes,
+        write_empty_chunks=write_empty_chunks, config=config, order=order, mmap=mmap,
+        chunks=chunks if chunk_shape is None else chunk_shape, compressor=compressor,
+        compressors=compressors, fill_value=fill_value,
+        filters=_with_object_codec(filters, object_codec),
+        dimension_separator=dimension_separator,
+        chunk_key_encoding=_chunk_key_encoding(chunk_key_encoding),
+        codecs=codecs, dimension_names=dimension_names,
+        shards=_KEEP_DEFAULT if shards is None else shards,
+        serializer=_KEEP_DEFAULT if serializer == "auto" else serializer,
+    )
+
+
+def _with_object_codec(filters: Any, object_codec: Any) -> Any:
+    """zarr-python 2's ``object_codec``: the first filter of an object array."""
+    if object_codec is None:
+        return None if isinstance(filters, str) and filters == "auto" else filters
+    rest = [] if filters is None or isinstance(filters, str) else list(filters)
+    return [object_codec, *rest]
+
+
+def _chunk_key_encoding(value: Any) -> Any:
+    """zarr-python's tuple form ``("default", "/")`` as a chunk key encoding document."""
+    if isinstance(value, tuple) and len(value) == 2:
+        return {"name": value[0], "configuration": {"separator": value[1]}}
+    if isinstance(value, dict) and "separator" in value and "configuration" not in value:
+        return {"name": value.get("name", "default"),
+                "configuration": {"separator": value["separator"]}}
+    return value
 
 
 def _array_of(store: Store, found: FoundNode, mode: str, write_empty_chunks: bool | None,
@@ -247,60 +397,118 @@ def _array_of(store: Store, found: FoundNode, mode: str, write_empty_chunks: boo
 
 
 def open(  # noqa: A001 - zarr-python's name
-    store: Any = None,
+    store: StoreLike = None,
     *,
-    mode: str = "a",
-    path: str | None = None,
+    mode: str | None = None,
+    zarr_version: int | None = None,
     zarr_format: int | None = None,
+    path: str | None = None,
     storage_options: dict[str, Any] | None = None,
-    **kwargs: Any,
+    shape: Any = None,
+    chunks: Any = None,
+    dtype: Any = None,
+    compressor: Any = "auto",
+    fill_value: Any = 0,
+    order: str | None = None,
+    synchronizer: Any = None,
+    overwrite: bool = False,
+    filters: Any = None,
+    cache_metadata: bool | None = None,
+    cache_attrs: bool | None = None,
+    read_only: bool | None = None,
+    object_codec: Any = None,
+    dimension_separator: str | None = None,
+    write_empty_chunks: bool | None = None,
+    meta_array: Any = None,
+    attributes: dict[str, Any] | None = None,
+    chunk_shape: Any = None,
+    chunk_key_encoding: Any = None,
+    codecs: Any = None,
+    dimension_names: Any = None,
+    config: dict[str, Any] | None = None,
+    chunk_store: StoreLike = None,
+    compressors: Any = "auto",
+    shards: Any = None,
+    serializer: Any = "auto",
+    use_consolidated: bool | str | None = None,
+    consolidated: bool | None = None,
+    mmap: bool = False,
 ) -> Array | Group:
     """Open the array or group at ``path``, whichever it is; create a group (or an array,
-    when ``shape`` is given) if the mode allows and nothing is there.
+    when ``shape`` is given) if the mode allows and nothing is there. ``mode`` None is
+    ``"r"`` for a read-only store, else ``"a"``. The array arguments are those of
+    :func:`open_array`, the group ones those of :func:`open_group`.
 
     >>> import zarrkit as zk
     >>> isinstance(zk.open({}, mode="w"), zk.Group)
     True
     """
+    if mode is None:
+        mode = "r" if isinstance(store, Store) and store.read_only else "a"
     _check_mode(mode)
-    _check_format(zarr_format)
+    zarr_format = _format_of(zarr_format, zarr_version)
     store_obj = make_store(store, mode=mode, storage_options=storage_options)
     node_path = normalize_path(path)
     found = find_node(store_obj, node_path, zarr_format=zarr_format) if mode != "w" else None
     if found is not None and found.kind == "array" and mode != "w-":
-        return _array_of(store_obj, found, mode, kwargs.get("write_empty_chunks"),
-                         kwargs.get("mmap", False))
-    if (found is not None and found.kind == "array") or (found is None and "shape" in kwargs):
-        return open_array(store_obj, mode=mode, path=node_path, zarr_format=zarr_format,
-                          **kwargs)
+        return _array_of(store_obj, found, "r" if read_only else mode,
+                         _config_write_empty_chunks(config, write_empty_chunks), mmap)
+    if (found is not None and found.kind == "array") or (found is None and shape is not None):
+        return open_array(
+            store_obj, mode=mode, path=node_path, zarr_format=zarr_format, shape=shape,
+            chunks=chunks, dtype=dtype, compressor=compressor, fill_value=fill_value,
+            order=order, overwrite=overwrite, filters=filters, read_only=read_only,
+            object_codec=object_codec, dimension_separator=dimension_separator,
+            write_empty_chunks=write_empty_chunks, attributes=attributes,
+            chunk_shape=chunk_shape, chunk_key_encoding=chunk_key_encoding, codecs=codecs,
+            dimension_names=dimension_names, config=config, compressors=compressors,
+            shards=shards, serializer=serializer, mmap=mmap)
     if found is None and mode in ("r", "r+"):
         raise NodeNotFoundError(f"no array or group at path {node_path!r}")
-    unknown = set(kwargs) - {"consolidated", "attributes"}
-    if unknown:
-        raise TypeError(f"open() of a group got unexpected arguments {sorted(unknown)}")
-    return _open_group(store_obj, node_path, mode, zarr_format, kwargs.get("consolidated"),
-                       kwargs.get("attributes"), found if mode != "w" else None)
+    if consolidated is None and use_consolidated is not None:
+        consolidated = bool(use_consolidated)
+    return _open_group(store_obj, node_path, mode, zarr_format, consolidated,
+                       attributes, found if mode != "w" else None)
 
 
 def create_array(
-    store: Any = None,
+    store: StoreLike = None,
     *,
     name: str | None = None,
-    shape: Any,
-    dtype: Any = "float64",
-    attributes: dict[str, Any] | None = None,
-    zarr_format: int | None = None,
-    overwrite: bool = False,
-    write_empty_chunks: bool | None = None,
+    shape: Any = None,
+    dtype: Any = None,
     data: Any = None,
+    chunks: Any = "auto",
+    shards: Any = None,
+    filters: Any = "auto",
+    compressors: Any = "auto",
+    serializer: Any = "auto",
+    fill_value: Any = 0,
+    order: str | None = None,
+    zarr_format: int | None = None,
+    attributes: dict[str, Any] | None = None,
+    chunk_key_encoding: Any = None,
+    dimension_names: Any = None,
     storage_options: dict[str, Any] | None = None,
-    **options: Any,
+    overwrite: bool = False,
+    config: dict[str, Any] | None = None,
+    write_data: bool = True,
+    compressor: Any = "auto",
+    dimension_separator: str | None = None,
+    write_empty_chunks: bool | None = None,
+    index_location: str = "end",
 ) -> Array:
     """Create an array in ``store`` at ``name``; missing parent groups are created.
 
-    ``options``: ``chunks``, ``shards`` (v3), ``fill_value``, ``order``, ``compressors``
-    (or ``compressor``), ``filters``, ``serializer`` (v3), ``dimension_names`` (v3),
-    ``dimension_separator``, ``chunk_key_encoding``.
+    As in zarr-python: ``data`` gives the shape, dtype and values (``write_data=False``
+    keeps only its shape and dtype); ``chunks="auto"`` guesses a chunk shape as zarr-python
+    does; ``shards`` (format 3) makes ``chunks`` the inner chunks; ``compressors`` (or
+    zarr-python 2's ``compressor``), ``filters`` and ``serializer`` (format 3) choose the
+    codecs (``"auto"``: zstd, and the filters an object dtype needs); ``chunk_key_encoding``
+    is a document such as ``{"name": "v2", "separator": "."}``; ``config`` is
+    ``{"write_empty_chunks": ..., "order": ...}``. ``zarr_format`` None is
+    ``zarrkit.config.default_zarr_format`` (3). An existing node is an error
+    (ContainsArrayError, ContainsGroupError) unless ``overwrite``.
 
     >>> import zarrkit as zk, numcodecs
     >>> a = zk.create_array({}, name="x", shape=(10, 10), chunks=(5, 5), dtype="<i4",
@@ -308,48 +516,130 @@ def create_array(
     ...     dimension_separator="/", zarr_format=2)
     >>> a.metadata.dimension_separator, a.filters[0].codec_id
     ('/', 'delta')
+    >>> zk.create_array({}, data=np.arange(3)).dtype
+    dtype('int64')
     """
-    _check_format(zarr_format)
+    zarr_format = _format_of(zarr_format, None)
     store_obj = make_store(store, mode="a", storage_options=storage_options)
-    path = normalize_path(name)
-    metadata = array_metadata(zarr_format=zarr_format or config.default_zarr_format, shape=shape,
-                              dtype=dtype, attributes=attributes, **options)
-    create_array_node(store_obj, path, metadata, attributes, overwrite=overwrite)
-    array = Array(store_obj, path, metadata, attributes=attributes or {},
-                  write_empty_chunks=write_empty_chunks)
+    source = None
     if data is not None:
-        array[...] = data
+        source = data[...] if isinstance(data, Array) else np.asanyarray(data)
+        if shape is not None and normalize_shape(shape) != source.shape:
+            raise MetadataError(f"shape {shape} differs from the shape {source.shape} of data")
+        shape = source.shape
+        dtype = source.dtype if dtype is None else dtype
+    elif shape is None:
+        raise TypeError("create_array() needs shape (and dtype), or data")
+    array = _new_array(
+        store_obj, normalize_path(name), shape=shape,
+        dtype="float64" if dtype is None else dtype, zarr_format=zarr_format,
+        overwrite=overwrite, attributes=attributes, write_empty_chunks=write_empty_chunks,
+        config=config, order=order, chunks=chunks, compressors=compressors,
+        compressor=compressor, filters=_with_object_codec(filters, None),
+        fill_value=fill_value, dimension_separator=dimension_separator,
+        chunk_key_encoding=_chunk_key_encoding(chunk_key_encoding),
+        dimension_names=dimension_names,
+        shards=_KEEP_DEFAULT if shards is None else shards,
+        serializer=_KEEP_DEFAULT if serializer == "auto" else serializer,
+        index_location=_KEEP_DEFAULT if index_location == "end" else index_location,
+    )
+    if source is not None and write_data:
+        array[...] = source
     return array
 
 
+def _kept(value: Any, kept: Any) -> Any:
+    return kept if isinstance(value, str) and value == "keep" else value
+
+
 def from_array(
-    store: Any = None,
+    store: StoreLike = None,
     *,
     data: Any,
+    write_data: bool = True,
     name: str | None = None,
-    chunks: Any = None,
+    chunks: Any = "keep",
+    shards: Any = "keep",
+    filters: Any = "keep",
+    compressors: Any = "keep",
+    serializer: Any = "keep",
+    fill_value: Any = _KEEP_DEFAULT,
+    order: str | None = None,
+    zarr_format: int | None = None,
+    attributes: dict[str, Any] | None = None,
+    chunk_key_encoding: Any = None,
+    dimension_names: Any = None,
     storage_options: dict[str, Any] | None = None,
-    **kwargs: Any,
+    overwrite: bool = False,
+    config: dict[str, Any] | None = None,
+    dtype: Any = None,
+    write_empty_chunks: bool | None = None,
 ) -> Array:
     """Create an array holding a copy of ``data`` (a numpy array, a zarrkit Array or
-    anything ``numpy.asarray`` accepts); shape, dtype and, for an Array, chunks follow it.
+    anything ``numpy.asarray`` accepts). As in zarr-python, ``"keep"`` (the default of
+    ``chunks``, ``shards``, ``filters``, ``compressors``, ``serializer``) takes the setting
+    of a zarrkit Array source of the same format (``"auto"`` otherwise); order, chunk key
+    encoding, dimension names and format follow such a source when not given, and its fill
+    value when ``fill_value=None`` (by default it is 0; attributes are not copied).
 
     >>> import zarrkit as zk
     >>> zk.from_array({}, data=np.arange(5), chunks=(2,))[:]
     array([0, 1, 2, 3, 4])
     """
+    keep: dict[str, Any] = {"chunks": "auto", "shards": None, "filters": "auto",
+                            "compressors": "auto", "serializer": "auto"}
+    codecs = None
     if isinstance(data, Array):
-        if chunks is None:
-            chunks = data.chunks
-        kwargs.setdefault("fill_value", data.fill_value)
-        kwargs.setdefault("order", data.order)
-        kwargs.setdefault("attributes", data.attrs.asdict())
+        metadata = data.metadata
+        zarr_format = zarr_format or data.zarr_format
+        if fill_value is None:
+            fill_value = data.fill_value
+        order = order or data.order
+        dimension_names = data.dimension_names if dimension_names is None else dimension_names
+        same_format = zarr_format == data.zarr_format
+        if same_format and chunk_key_encoding is None:
+            chunk_key_encoding = (metadata.chunk_key_encoding.to_json() if zarr_format == 3
+                                  else {"name": "v2", "separator":
+                                        metadata.dimension_separator})
+        keep["chunks"], keep["shards"] = data.chunks, data.shards
+        if same_format:
+            if zarr_format == 2:
+                keep["filters"] = metadata.filters
+                keep["compressors"] = metadata.compressor
+            elif all(isinstance(v, str) and v == "keep"
+                     for v in (shards, filters, compressors, serializer)):
+                # The whole chain as stored (sharding included), on the stored grid.
+                codecs, keep["chunks"] = metadata.codecs, tuple(metadata.chunks)
+            else:
+                keep.update(filters=data.filters, compressors=data.compressors,
+                            serializer=data.serializer)
         source = data[...]
     else:
-        source = np.asarray(data)
-    return create_array(store, name=name, shape=np.shape(source),
-                        dtype=kwargs.pop("dtype", source.dtype), chunks=chunks, data=source,
-                        storage_options=storage_options, **kwargs)
+        source = np.asanyarray(data)
+    if fill_value is _KEEP_DEFAULT:
+        fill_value = 0
+    store_obj = make_store(store, mode="a", storage_options=storage_options)
+    if codecs is not None and isinstance(chunks, str) and chunks == "keep":
+        array = _new_array(
+            store_obj, normalize_path(name), shape=source.shape,
+            dtype=source.dtype if dtype is None else dtype, zarr_format=zarr_format,
+            overwrite=overwrite, attributes=attributes,
+            write_empty_chunks=write_empty_chunks, config=config, order=order,
+            chunks=keep["chunks"], codecs=codecs, fill_value=fill_value,
+            chunk_key_encoding=_chunk_key_encoding(chunk_key_encoding),
+            dimension_names=dimension_names)
+        if write_data:
+            array[...] = source
+        return array
+    return create_array(
+        store_obj, name=name, data=source, dtype=dtype, write_data=write_data,
+        chunks=_kept(chunks, keep["chunks"]), shards=_kept(shards, keep["shards"]),
+        filters=_kept(filters, keep["filters"]),
+        compressors=_kept(compressors, keep["compressors"]),
+        serializer=_kept(serializer, keep["serializer"]), fill_value=fill_value,
+        order=order, zarr_format=zarr_format, attributes=attributes,
+        chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
+        overwrite=overwrite, config=config, write_empty_chunks=write_empty_chunks)
 
 
 def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = None, *,

@@ -10,17 +10,66 @@
 - ``max_chunk_bytes`` (``ZARRKIT_MAX_CHUNK_BYTES``, default 8 GiB): the largest chunk or
   shard (decoded) that zarrkit will allocate; beyond it a ResourceLimitError is raised
 
+- ``order`` (``ZARRKIT_ORDER``, default ``"C"``): the memory order of new format-2 arrays
+  when a call gives none (zarr-python's ``array.order``)
+
+As in zarr-python, ``set`` also takes a dict, and both ``set`` and ``get`` take
+zarr-python's dotted keys: ``"array.write_empty_chunks"``, ``"array.order"``,
+``"default_zarr_format"`` and ``"threading.max_workers"`` (``threads``; ``None`` means the
+number of CPUs) are mapped to the settings above. zarr-python's other keys
+(``"async.concurrency"``, ``"json_indent"``, ``"codec_pipeline.batch_size"``...) are
+accepted and remembered, so code written for zarr-python runs, but have no effect: zarrkit
+has no event loop, writes its own JSON layout and picks its codecs by name. Any other key
+raises ``AttributeError`` (a typo would otherwise pass silently).
+
 >>> import zarrkit as zk
 >>> with zk.config.set(fsync=True):
 ...     zk.config.fsync
 True
+>>> with zk.config.set({"array.write_empty_chunks": True}):
+...     zk.config.get("array.write_empty_chunks"), zk.config.write_empty_chunks
+(True, True)
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
 from typing import Any
+
+_NO_DEFAULT: Any = object()
+
+# zarr-python's settings that act on zarrkit's, by dotted key.
+_ZARR_PYTHON_NAMES = {
+    "array.write_empty_chunks": "write_empty_chunks",
+    "array.order": "order",
+    "default_zarr_format": "default_zarr_format",
+    "threading.max_workers": "threads",
+}
+# zarr-python's settings that zarrkit accepts and ignores, with zarr-python's defaults.
+_INERT_DEFAULTS: dict[str, Any] = {
+    "array.target_shard_size_bytes": None,
+    "async.concurrency": 10,
+    "async.timeout": None,
+    "json_indent": 2,
+    "codec_pipeline.batch_size": 1,
+    "codec_pipeline.path": "zarr.core.codec_pipeline.BatchedCodecPipeline",
+    "buffer": "zarr.buffer.cpu.Buffer",
+    "ndbuffer": "zarr.buffer.cpu.NDBuffer",
+}
+_ZARR_PYTHON_KEYS = (*_ZARR_PYTHON_NAMES, *_INERT_DEFAULTS)
+_OWN_NAMES = ("threads", "fsync", "write_empty_chunks", "default_zarr_format", "file_locks",
+              "max_chunk_bytes", "order")
+
+
+def _setting_name(key: str) -> str:
+    """zarrkit's name of the setting ``key`` (zarrkit's own or zarr-python's dotted key)."""
+    if key in _OWN_NAMES or key in _INERT_DEFAULTS:
+        return key
+    if key in _ZARR_PYTHON_NAMES:
+        return _ZARR_PYTHON_NAMES[key]
+    raise AttributeError(f"unknown zarrkit setting {key!r}")
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -53,9 +102,15 @@ class Config:
         # Far above any real chunk, far below what would exhaust memory by declaration
         # alone: a hostile document can declare a chunk of 2**62 elements.
         self.max_chunk_bytes: int = _env_int("ZARRKIT_MAX_CHUNK_BYTES", 8 << 30)
+        self.order: str = os.environ.get("ZARRKIT_ORDER") or "C"
+        # zarr-python settings that zarrkit accepts and has no use for.
+        self._inert: dict[str, Any] = dict(_INERT_DEFAULTS)
 
-    def set(self, **settings: Any) -> _Restore:
-        """Change settings now; used in a ``with`` block, they are restored at its end.
+    def set(self, arg: Mapping[str, Any] | None = None, **settings: Any) -> _Restore:
+        """Change settings now, for good; used in a ``with`` block, they are restored at its
+        end. Settings come as keywords (zarrkit's names; ``array__order`` stands for
+        ``"array.order"``, as in zarr-python) or as a dict (zarr-python's form), in either
+        naming.
 
         >>> cfg = Config()
         >>> with cfg.set(threads=1):
@@ -63,22 +118,59 @@ class Config:
         1
         >>> _ = cfg.set(fsync=True); cfg.fsync  # called bare: for good
         True
+        >>> _ = cfg.set({"threading.max_workers": 2}); cfg.threads, cfg.get("threads")
+        (2, 2)
         """
-        previous = {}
-        for name in settings:
-            if not hasattr(self, name) or name.startswith("_"):
-                raise AttributeError(f"unknown zarrkit setting {name!r}")
-        for name, value in settings.items():
-            previous[name] = getattr(self, name)
-            setattr(self, name, value)
+        changes: dict[str, Any] = {}
+        for key, value in [*(arg or {}).items(), *settings.items()]:
+            name = _setting_name(key.replace("__", ".") if key in settings else key)
+            if name == "threads" and value is None:
+                value = os.cpu_count() or 1
+            changes[name] = value
+        previous = {name: self._value(name) for name in changes}
+        for name, value in changes.items():
+            self._assign(name, value)
         return _Restore(self, previous)
+
+    def get(self, key: str, default: Any = _NO_DEFAULT) -> Any:
+        """The value of a setting, by zarrkit's name or zarr-python's dotted key; a section
+        (``"array"``) gives a dict of its keys. An unknown key raises ``KeyError`` unless a
+        ``default`` is given.
+
+        >>> cfg = Config()
+        >>> cfg.get("default_zarr_format"), cfg.get("async.concurrency"), cfg.get("x", 0)
+        (3, 10, 0)
+        >>> sorted(cfg.get("array"))
+        ['order', 'target_shard_size_bytes', 'write_empty_chunks']
+        """
+        try:
+            return self._value(_setting_name(key))
+        except AttributeError:
+            prefix = key + "."
+            section = {k[len(prefix):]: self.get(k) for k in _ZARR_PYTHON_KEYS
+                       if k.startswith(prefix)}
+            if section:
+                return section
+            if default is _NO_DEFAULT:
+                raise KeyError(key) from None
+            return default
+
+    def _value(self, name: str) -> Any:
+        return self._inert[name] if name in _INERT_DEFAULTS else getattr(self, name)
+
+    def _assign(self, name: str, value: Any) -> None:
+        if name in _INERT_DEFAULTS:
+            self._inert[name] = value
+        else:
+            setattr(self, name, value)
 
     def __repr__(self) -> str:
         return (
             f"Config(threads={self.threads}, fsync={self.fsync}, "
             f"write_empty_chunks={self.write_empty_chunks}, "
             f"default_zarr_format={self.default_zarr_format}, "
-            f"file_locks={self.file_locks}, max_chunk_bytes={self.max_chunk_bytes})"
+            f"file_locks={self.file_locks}, max_chunk_bytes={self.max_chunk_bytes}, "
+            f"order={self.order!r})"
         )
 
 
@@ -95,7 +187,7 @@ class _Restore(contextlib.AbstractContextManager["Config"]):
 
     def __exit__(self, *exc_info: object) -> None:
         for name, value in self._previous.items():
-            setattr(self._config, name, value)
+            self._config._assign(name, value)
 
 
 config = Config()

@@ -1,8 +1,11 @@
 """Exceptions raised by zarrkit.
 
 Every exception derives from :class:`ZarrkitError` and also from the builtin that an
-ordinary ``except`` clause would name, so ``except KeyError`` catches a missing node and
-``except PermissionError`` catches a write to a read-only store.
+ordinary ``except`` clause would name, so ``except KeyError`` (or, as with zarr-python,
+``except FileNotFoundError``) catches a missing node and ``except PermissionError`` catches
+a write to a read-only store. zarr-python's names are here too: ``ContainsArrayError`` and
+``ContainsGroupError`` (creating over an existing node), ``ArrayNotFoundError``,
+``GroupNotFoundError``, ``NodeNotFoundError``, ``BoundsCheckError``, ``UnknownCodecError``.
 
 >>> from zarrkit.errors import NodeNotFoundError
 >>> issubclass(NodeNotFoundError, KeyError)
@@ -39,11 +42,12 @@ class ReadOnlyError(ZarrkitError, PermissionError):
     """
 
 
-class NodeNotFoundError(ZarrkitError, KeyError):
-    """No array or group exists at the requested path.
+class NodeNotFoundError(ZarrkitError, KeyError, FileNotFoundError):
+    """No array or group exists at the requested path: a ``KeyError`` (a missing member of
+    a mapping-like group) and, as zarr-python's, a ``FileNotFoundError``.
 
-    >>> issubclass(NodeNotFoundError, KeyError)
-    True
+    >>> issubclass(NodeNotFoundError, KeyError), issubclass(NodeNotFoundError, FileNotFoundError)
+    (True, True)
     """
 
     def __str__(self) -> str:  # KeyError quotes its argument; a message reads better plain
@@ -216,21 +220,23 @@ class ShapeOverflowError(ZarrkitError, OverflowError):
     """
 
 
-class ContainsArrayError(ContainsNodeError):
-    """An array already exists where a different node should be written (zarr-python's
-    name; a :class:`ContainsNodeError`).
+class ContainsArrayError(ContainsNodeError, ValueError):
+    """An array already exists where a new node should be created without
+    ``overwrite`` (zarr-python's name and, as there, a ``ValueError``; also a
+    :class:`ContainsNodeError`, so a ``FileExistsError``).
 
-    >>> issubclass(ContainsArrayError, ContainsNodeError)
-    True
+    >>> issubclass(ContainsArrayError, FileExistsError), issubclass(ContainsArrayError, ValueError)
+    (True, True)
     """
 
 
-class ContainsGroupError(ContainsNodeError):
-    """A group already exists where a different node should be written (zarr-python's
-    name; a :class:`ContainsNodeError`).
+class ContainsGroupError(ContainsNodeError, ValueError):
+    """An group already exists where a new node should be created without
+    ``overwrite`` (zarr-python's name and, as there, a ``ValueError``; also a
+    :class:`ContainsNodeError`, so a ``FileExistsError``).
 
-    >>> issubclass(ContainsGroupError, ContainsNodeError)
-    True
+    >>> issubclass(ContainsGroupError, FileExistsError), issubclass(ContainsGroupError, ValueError)
+    (True, True)
     """
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numcodecs
+import numpy as np
 from numcodecs.abc import Codec
 
 from zarrkit import registry as _registry
@@ -134,8 +135,12 @@ def to_codec(value: Any) -> Codec:
 
 
 def _to_codec(value: Any) -> Codec:
+    from zarrkit.codecs.public import PublicCodec
+
     if isinstance(value, Codec):
         return value
+    if isinstance(value, PublicCodec):  # zarrkit takes them for v2 arrays too
+        return codec_from_config(_from_v3_style(value.to_json()))
     if isinstance(value, dict):
         if "id" in value:
             return codec_from_config(value)
@@ -190,18 +195,30 @@ def registered_codecs_v3() -> list[str]:
 _SHUFFLE_NAMES = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle", -1: "shuffle"}
 
 
-def codec_json_v3(value: Any) -> dict[str, Any]:
+def codec_json_v3(value: Any, dtype: Any = None) -> dict[str, Any]:
     """A user's codec argument in the v3 form ``{"name": ..., "configuration": ...}``.
 
-    Accepts v3 dicts and names, v2 ``{"id": ...}`` dicts and numcodecs objects; codecs with
-    a v3 name of their own (zstd, gzip, blosc, crc32c) get it, others become
-    ``numcodecs.<id>`` as zarr-python 3 writes them.
+    Accepts the public codec objects (:mod:`zarrkit.codecs.public`, such as
+    ``BloscCodec(...)`` or ``numcodecs.Delta(...)``), v3 dicts and names, v2 ``{"id": ...}``
+    dicts and numcodecs objects; codecs with a v3 name of their own (zstd, gzip, blosc,
+    crc32c) get it, others become ``numcodecs.<id>`` as zarr-python 3 writes them. Given
+    the array's ``dtype``, public codecs fill in what zarr-python chooses from it (such as
+    ``Shuffle``'s ``elementsize``).
 
     >>> codec_json_v3({"id": "zstd", "level": 3})
     {'name': 'zstd', 'configuration': {'level': 3, 'checksum': False}}
     >>> codec_json_v3("crc32c")
     {'name': 'crc32c'}
+    >>> from zarrkit.codecs.numcodecs import Shuffle
+    >>> codec_json_v3(Shuffle(), dtype="<f8")
+    {'name': 'numcodecs.shuffle', 'configuration': {'elementsize': 8}}
     """
+    from zarrkit.codecs.public import PublicCodec
+
+    if isinstance(value, PublicCodec):
+        if dtype is not None:
+            value = value.for_dtype(np.dtype(dtype))
+        return value.to_json()
     if isinstance(value, str):
         return {"name": value}
     if isinstance(value, dict) and isinstance(value.get("name"), str):
@@ -223,3 +240,33 @@ def codec_json_v3(value: Any) -> dict[str, Any]:
     if codec_id == "crc32c":
         return {"name": "crc32c"}
     return {"name": f"numcodecs.{codec_id}", "configuration": config}
+
+
+def is_one_codec(value: Any) -> bool:
+    """Whether a ``compressors=``/``filters=`` argument is a single codec rather than a
+    list of them.
+
+    >>> from zarrkit.codecs.public import GzipCodec
+    >>> is_one_codec(GzipCodec()), is_one_codec([GzipCodec()]), is_one_codec("zstd")
+    (True, False, True)
+    """
+    from zarrkit.codecs.public import PublicCodec
+
+    return isinstance(value, Codec | PublicCodec | dict | str)
+
+
+def codecs_json_v3(value: Any, dtype: Any = None) -> list[dict[str, Any]]:
+    """A ``compressors=``/``filters=`` argument (None, one codec or a list of them) as v3
+    JSON codecs (see :func:`codec_json_v3`).
+
+    >>> from zarrkit.codecs.public import GzipCodec
+    >>> codecs_json_v3(GzipCodec(level=1))
+    [{'name': 'gzip', 'configuration': {'level': 1}}]
+    >>> codecs_json_v3(None)
+    []
+    """
+    if value is None:
+        return []
+    if is_one_codec(value):
+        return [codec_json_v3(value, dtype)]
+    return [codec_json_v3(v, dtype) for v in value]

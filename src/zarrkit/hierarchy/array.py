@@ -15,6 +15,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,7 @@ from zarrkit.errors import (
 from zarrkit.hierarchy.attributes import Attributes, Edit
 from zarrkit.hierarchy.consolidated import record_changes, record_documents_v2
 from zarrkit.hierarchy.creation import shared_pipeline
-from zarrkit.hierarchy.nodes import array_metadata_key, stored_metadata
+from zarrkit.hierarchy.nodes import StorePath, array_metadata_key, stored_metadata
 from zarrkit.hierarchy.sharded import read_sharded, supports_partial_io, write_sharded
 from zarrkit.indexing import (
     ChunkProjection,
@@ -49,6 +50,12 @@ from zarrkit.indexing import (
     orthogonal_indexer,
     plan_batches,
     vindex_indexer,
+)
+from zarrkit.indexing.dispatch import (
+    check_fields,
+    classify_selection,
+    is_plain_basic,
+    split_fields,
 )
 from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZATTRS
@@ -372,9 +379,12 @@ class Array:
 
     @property
     def compressors(self) -> tuple[Any, ...]:
-        """The bytes-to-bytes codecs (for v2: the compressor, if any)."""
+        """The bytes-to-bytes codecs (for v2: the compressor, if any); for v3 the public
+        codec objects zarr-python returns (:mod:`zarrkit.codecs.public`)."""
         if self._metadata.zarr_format == 3:
-            return tuple(self._pipeline.bytes_bytes)
+            from zarrkit.codecs.public import array_codecs
+
+            return array_codecs(self._pipeline)[2]
         return (self._pipeline.compressor,) if self._pipeline.compressor is not None else ()
 
     @property
@@ -386,14 +396,18 @@ class Array:
     def filters(self) -> tuple[Any, ...]:
         """The array-to-array codecs (v2 filters), applied in order on write."""
         if self._metadata.zarr_format == 3:
-            return tuple(self._pipeline.array_array)
+            from zarrkit.codecs.public import array_codecs
+
+            return array_codecs(self._pipeline)[0]
         return self._pipeline.filters
 
     @property
     def serializer(self) -> Any:
         """The array-to-bytes codec of a format 3 array (None for format 2)."""
         if self._metadata.zarr_format == 3:
-            return self._pipeline.array_bytes
+            from zarrkit.codecs.public import array_codecs
+
+            return array_codecs(self._pipeline)[1]
         return None
 
     @property
@@ -461,11 +475,18 @@ class Array:
         return len(self._stored_chunk_keys())
 
     @property
-    def nbytes_stored(self) -> int:
-        """Bytes the array occupies in the store: its metadata and stored chunks."""
+    def nbytes_stored(self) -> StoredBytes:
+        """Bytes the array occupies in the store: its metadata and stored chunks. A number
+        that can also be called, so that zarr-python's ``a.nbytes_stored()`` works too.
+
+        >>> import zarrkit as zk
+        >>> a = zk.create_array({}, shape=(2,), dtype="u1")
+        >>> a.nbytes_stored == a.nbytes_stored() > 0
+        True
+        """
         keys = [self._metadata_key, join_path(self._path, ZATTRS)]
         keys += self._stored_chunk_keys()
-        return sum(len(v) for v in self._store.get_many(keys) if v is not None)
+        return StoredBytes(sum(len(v) for v in self._store.get_many(keys) if v is not None))
 
     @property
     def info(self) -> ArrayInfo:
@@ -477,6 +498,136 @@ class Array:
         ...
         """
         return ArrayInfo(self)
+
+    # --- zarr-python's handle API: config, store path, chunk sizes, equality -----------------
+    def info_complete(self) -> ArrayInfo:
+        """The summary with what needs the store listed (bytes stored, chunks
+        initialized), as zarr-python's ``info_complete()``; zarrkit's :attr:`info` already
+        holds those rows, so both give the same table.
+
+        >>> import zarrkit as zk
+        >>> a = zk.create_array({}, shape=(4,), chunks=(2,), dtype="u1"); a[:2] = 1
+        >>> dict(a.info_complete().items())["Chunks initialized"]
+        '1/2'
+        """
+        return ArrayInfo(self)
+
+    @property
+    def config(self) -> ArrayConfig:
+        """The runtime configuration of this handle (zarr-python's ``ArrayConfig``):
+        ``order`` and ``write_empty_chunks``.
+
+        >>> import zarrkit as zk
+        >>> zk.create_array({}, shape=(2,), dtype="u1").config
+        ArrayConfig(order='C', write_empty_chunks=False)
+        """
+        return ArrayConfig(order=self.order, write_empty_chunks=self.write_empty_chunks)
+
+    def with_config(self, config: ArrayConfig | dict[str, Any]) -> Array:
+        """A new handle on the same array with ``config`` (an :class:`ArrayConfig`, or a
+        dict of some of its fields, the others kept from this handle's), as zarr-python.
+
+        ``order`` is the array's stored layout in zarrkit, so a different one is refused
+        (UnsupportedOperationError) rather than ignored.
+
+        >>> import zarrkit as zk
+        >>> a = zk.create_array({}, shape=(2,), dtype="u1", fill_value=0)
+        >>> b = a.with_config({"write_empty_chunks": True})
+        >>> b.config.write_empty_chunks, a.config.write_empty_chunks, a == b
+        (True, False, True)
+        """
+        if isinstance(config, ArrayConfig):
+            new = config
+        elif isinstance(config, dict):
+            unknown = set(config) - {"order", "write_empty_chunks"}
+            if unknown:
+                raise TypeError(f"unknown array config keys {sorted(unknown)}; "
+                                f"expected 'order' and 'write_empty_chunks'")
+            new = ArrayConfig(**{**self.config.to_dict(), **config})
+        else:
+            raise TypeError(f"config must be an ArrayConfig or a dict, "
+                            f"not {type(config).__name__}")
+        if new.order != self.order:
+            raise UnsupportedOperationError(
+                f"array {self.name!r} has order {self.order!r}: zarrkit reads and writes "
+                f"in the stored order, so config order {new.order!r} cannot apply")
+        return Array(self._store, self._path, self._metadata, read_only=self._read_only,
+                     write_empty_chunks=bool(new.write_empty_chunks), mmap=self._mmap)
+
+    @property
+    def store_path(self) -> StorePath:
+        """The array's store and path; ``str()`` of it is the store's URL and the path,
+        as zarr-python prints it.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}); a = g.create_array("x/y", shape=(1,), dtype="u1")
+        >>> str(a.store_path).endswith("/x/y"), a.store_path.path
+        (True, 'x/y')
+        """
+        return StorePath(self._store, self._path)
+
+    @property
+    def write_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """Per dimension, the lengths of the units of storage (shards when sharded, else
+        chunks) inside the array, the last one clipped at the array's edge: the chunks of
+        a dask array aligned with the storage. For rectilinear grids too.
+
+        >>> import zarrkit as zk
+        >>> zk.create_array({}, shape=(5, 4), chunks=(2, 4), dtype="u1").write_chunk_sizes
+        ((2, 2, 1), (4,))
+        >>> zk.create_array({}, shape=(6,), chunks=[[1, 2, 4]], dtype="u1",
+        ...                 zarr_format=3).write_chunk_sizes
+        ((1, 2, 3),)
+        """
+        return tuple(_clipped_lengths(size, chunks)
+                     for size, chunks in zip(self.shape, self._grid_chunks, strict=True))
+
+    @property
+    def read_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """Per dimension, the lengths of the smallest units a read decodes (the inner
+        chunks of a sharded array, each shard's own clipped at its edge and the
+        array's), else the same as :attr:`write_chunk_sizes`.
+
+        >>> import zarrkit as zk
+        >>> zk.create_array({}, shape=(10,), chunks=(2,), shards=(4,), dtype="u1"
+        ...                 ).read_chunk_sizes
+        ((2, 2, 2, 2, 2),)
+        """
+        if self._pipeline_sharding is None:
+            return self.write_chunk_sizes
+        inner = tuple(self._pipeline_sharding.chunk_shape)
+        return tuple(
+            tuple(length for shard in shards for length in _clipped_lengths(shard, step))
+            for shards, step in zip(self.write_chunk_sizes, inner, strict=True))
+
+    @classmethod
+    def open(cls, store: Any) -> Array:
+        """The existing array at the root of ``store`` (any store-like argument), as
+        zarr-python's ``Array.open``; ArrayNotFoundError if there is none.
+
+        >>> import zarrkit as zk
+        >>> s = {}; _ = zk.create_array(s, shape=(2,), dtype="u1")
+        >>> Array.open(s).shape
+        (2,)
+        """
+        from zarrkit.api import open_array
+
+        return open_array(store)  # type: ignore[no-any-return]
+
+    def __eq__(self, other: object) -> bool:
+        """Two handles are equal when they address the same array: equal store paths.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}); a = g.create_array("x", shape=(1,), dtype="u1")
+        >>> a == g["x"], a == g.create_array("y", shape=(1,), dtype="u1")
+        (True, False)
+        """
+        if not isinstance(other, Array):
+            return NotImplemented
+        return self.store_path == other.store_path
+
+    def __hash__(self) -> int:
+        return hash(("zarrkit.Array", self._path))
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle by what the array is (store, path, metadata, options), not by its
@@ -527,7 +678,46 @@ class Array:
 
     # --- reading ---------------------------------------------------------------------------
     def __getitem__(self, selection: Any) -> Any:
-        return self.get_basic_selection(selection)
+        """Read a selection the way zarr-python's ``a[...]`` does (see
+        :mod:`zarrkit.indexing.dispatch`): integer arrays and lists one per dimension, or
+        a boolean mask, pick points (``vindex``); one index array among integers and
+        slices picks an outer product (``oindex``); field names select fields.
+
+        >>> import zarrkit as zk
+        >>> a = zk.from_array({}, data=np.arange(12).reshape(3, 4), chunks=(2, 2))
+        >>> a[[0, 2], [1, 3]], a[1, [1, 3]]
+        (array([ 1, 11]), array([5, 7]))
+        >>> a[1:, [0, 3]]
+        array([[ 4,  7],
+               [ 8, 11]])
+        """
+        if is_plain_basic(selection):
+            return self._get(basic_indexer, selection)
+        fields, selection = split_fields(selection)
+        if fields is not None:
+            field_dtype = check_fields(fields, self.dtype)
+        factory, selection = self._bracket_plan(selection)
+        result = self._get(factory, selection)
+        if fields is None:
+            return result
+        records = np.asarray(result)
+        if isinstance(fields, str):
+            taken = records[fields].copy()  # not a view holding every field
+        else:  # packed, as zarr-python returns several fields
+            taken = np.empty(records.shape, dtype=field_dtype)
+            for name in fields:
+                taken[name] = records[name]
+        return taken[()] if taken.ndim == 0 else taken
+
+    def _bracket_plan(self, selection: Any) -> tuple[Any, Any]:
+        """(the indexer factory, the selection to give it) for ``a[selection]``, fields
+        split off."""
+        kind, selection = classify_selection(selection, self.ndim)
+        if kind == "vectorized":
+            return vindex_indexer, selection
+        if kind == "orthogonal":
+            return orthogonal_indexer, selection
+        return basic_indexer, selection
 
     def get_basic_selection(self, selection: Any = Ellipsis, *,
                             out: np.ndarray[Any, Any] | None = None) -> Any:
@@ -883,7 +1073,30 @@ class Array:
 
     # --- writing ---------------------------------------------------------------------------
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self.set_basic_selection(selection, value)
+        """Write a selection chosen as by ``a[selection]`` (see :meth:`__getitem__`);
+        ``value`` broadcasts to it as in numpy. Writing fields reads the selected records
+        first and writes them back whole.
+
+        >>> import zarrkit as zk
+        >>> a = zk.create_array({}, shape=(3, 4), chunks=(2, 2), dtype="i2")
+        >>> a[[0, 2], [1, 3]] = 5; a[1, 1:3] = [6, 7]; a[:]
+        array([[0, 5, 0, 0],
+               [0, 6, 7, 0],
+               [0, 0, 0, 5]], dtype=int16)
+        """
+        if is_plain_basic(selection):
+            self._set(basic_indexer, selection, value)
+            return
+        fields, selection = split_fields(selection)
+        factory, selection = self._bracket_plan(selection)
+        if fields is None:
+            self._set(factory, selection, value)
+            return
+        check_fields(fields, self.dtype)
+        self._check_writable()
+        records = np.array(self._get(factory, selection))
+        records[fields] = value
+        self._set(factory, selection, records)
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         """Write a basic selection; ``value`` broadcasts as in numpy.
@@ -1099,9 +1312,11 @@ class Array:
                 parallel_map(work, batch)
 
     # --- shape changes ---------------------------------------------------------------------
-    def resize(self, *shape: Any) -> None:
-        """Change the shape; chunks wholly outside the new shape are deleted, and the
-        part of a straddling chunk outside it is reset to the fill value.
+    def resize(self, new_shape: Any, *more: Any) -> None:
+        """Change the shape to ``new_shape`` (a tuple, or the lengths as arguments as in
+        zarr-python 2); chunks wholly outside the new shape are deleted, and the part of a
+        straddling chunk outside it is reset to the fill value. A rectilinear chunk grid
+        that no longer covers a dimension gains a chunk spanning the added extent.
 
         >>> import zarrkit as zk
         >>> a = zk.from_array({}, data=np.arange(6), chunks=(2,))
@@ -1109,6 +1324,7 @@ class Array:
         array([0, 1, 2, 0, 0, 0])
         """
         self._check_writable()
+        shape = (new_shape, *more)
         new_shape = tuple(int(s) for s in (shape[0] if len(shape) == 1 and isinstance(
             shape[0], (tuple, list)) else shape))
         if len(new_shape) != self.ndim or any(s < 0 for s in new_shape):
@@ -1122,8 +1338,11 @@ class Array:
         # small shape over old data that a later grow would bring back.
         current = stored_metadata(self._store, self._metadata_key, self._metadata.zarr_format)
         if any(n < o for n, o in zip(new_shape, current.shape, strict=True)):
-            self._trim_chunks(new_shape)
-        self._update_metadata(lambda stored: stored.with_shape(new_shape))
+            # Along growing dimensions nothing is cleared (and a rectilinear grid may
+            # not cover the new length yet).
+            self._trim_chunks(tuple(min(n, o) for n, o in zip(new_shape, current.shape,
+                                                              strict=True)))
+        self._update_metadata(lambda stored: _with_shape(stored, new_shape))
 
     def _trim_chunks(self, shape: tuple[int, ...]) -> None:
         grid = grid_shape(shape, self._grid_chunks)
@@ -1177,9 +1396,9 @@ class Array:
         self[region] = data
         return new_shape
 
-    def update_attributes(self, attributes: dict[str, Any]) -> Array:
-        """Merge ``attributes`` into the stored ones in one write; return self."""
-        self._attrs.update(attributes)
+    def update_attributes(self, new_attributes: dict[str, Any]) -> Array:
+        """Merge ``new_attributes`` into the stored ones in one write; return self."""
+        self._attrs.update(new_attributes)
         return self
 
 
@@ -1241,6 +1460,84 @@ def _chunk_key_pattern(ndim: int, separator: str) -> re.Pattern[str]:
     if ndim == 0:
         return re.compile("0")
     return re.compile(re.escape(separator).join([r"(\d+)"] * ndim))
+
+
+def _with_shape(metadata: Any, shape: tuple[int, ...]) -> Any:
+    """``metadata`` resized to ``shape``; a rectilinear grid gains a chunk along each
+    dimension that its chunks no longer cover (see
+    :func:`zarrkit.indexing.grid.grown_chunk_lengths`)."""
+    if metadata.zarr_format == 3:
+        from dataclasses import replace
+
+        from zarrkit.indexing.grid import grown_chunk_lengths
+        from zarrkit.metadata.chunk_grid import RectilinearChunkGrid
+
+        grid = metadata.chunk_grid
+        if isinstance(grid, RectilinearChunkGrid):
+            grown = RectilinearChunkGrid(grown_chunk_lengths(grid.chunk_shapes, shape))
+            if grown != grid:
+                metadata = replace(metadata, chunk_grid=grown)
+    return metadata.with_shape(shape)
+
+
+def _clipped_lengths(size: int, chunks: Any) -> tuple[int, ...]:
+    """The lengths of the chunks covering ``size`` elements, the last clipped: ``chunks``
+    is one length, or a rectilinear dimension's boundaries ``(0, b1, ..., bk)``.
+
+    >>> _clipped_lengths(5, 2), _clipped_lengths(5, (0, 1, 4, 9)), _clipped_lengths(0, 3)
+    ((2, 2, 1), (1, 3, 1), ())
+    """
+    if isinstance(chunks, int):
+        full, rest = divmod(size, chunks)
+        return (chunks,) * full + ((rest,) if rest else ())
+    return tuple(min(stop, size) - start
+                 for start, stop in itertools.pairwise(chunks) if start < size)
+
+
+class StoredBytes(int):
+    """A byte count that is also callable (returning itself): ``nbytes_stored`` is a
+    property in zarrkit and a method in zarr-python, and both spellings work.
+
+    >>> StoredBytes(7)(), StoredBytes(7) + 1
+    (7, 8)
+    """
+
+    def __call__(self) -> int:
+        return int(self)
+
+
+@dataclass(frozen=True)
+class ArrayConfig:
+    """The runtime configuration of an array handle, as zarr-python's ``ArrayConfig``.
+
+    >>> ArrayConfig("C", True).to_dict()
+    {'order': 'C', 'write_empty_chunks': True}
+    """
+
+    order: str = "C"
+    write_empty_chunks: bool = False
+
+    def __post_init__(self) -> None:
+        if self.order not in ("C", "F"):
+            raise ValueError(f"order must be 'C' or 'F', found {self.order!r}")
+        if not isinstance(self.write_empty_chunks, bool):
+            raise TypeError(f"write_empty_chunks must be a bool, "
+                            f"found {self.write_empty_chunks!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a dict."""
+        return {"order": self.order, "write_empty_chunks": self.write_empty_chunks}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArrayConfig:
+        """From a dict of some fields; the others from ``zarrkit.config``.
+
+        >>> ArrayConfig.from_dict({"order": "F"}).order
+        'F'
+        """
+        return cls(order=data.get("order", "C"),
+                   write_empty_chunks=data.get("write_empty_chunks",
+                                               config.write_empty_chunks))
 
 
 class ArrayInfo:

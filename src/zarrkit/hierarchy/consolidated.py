@@ -9,8 +9,8 @@ changed nodes, with no listing, so the snapshot never goes stale through zarrkit
 >>> root = zk.group(s, zarr_format=3)
 >>> _ = zk.consolidate_metadata(s)
 >>> _ = root.create_array("a", shape=(2,), dtype="u1")
->>> sorted(zk.open_group(s, mode="r", consolidated=True).metadata.consolidated_metadata[
-...     "metadata"])
+>>> sorted(zk.open_group(s, mode="r", consolidated=True).metadata.consolidated_metadata
+...        .metadata)
 ['a']
 """
 

@@ -16,7 +16,7 @@ import numpy as np
 from numcodecs.abc import Codec
 
 from zarrkit.caching import BoundedCache
-from zarrkit.codecs.registry import codec_json_v3, to_codec
+from zarrkit.codecs.registry import codec_json_v3, codecs_json_v3, is_one_codec, to_codec
 from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.errors import MetadataError
 from zarrkit.metadata.dtypes import normalize_dtype
@@ -24,37 +24,53 @@ from zarrkit.metadata.fill_value import default_fill_value, normalize_fill_value
 from zarrkit.metadata.v2 import FIRST_FILTERS_OF_OBJECTS, ArrayMetadataV2
 
 DEFAULT_COMPRESSOR_V2: dict[str, Any] = {"id": "zstd", "level": 0}
-_TARGET_CHUNK_BYTES = 1 << 20
+# The chunk-size heuristic of HDF5's h5py, as zarr-python uses it: a target that grows
+# with the array's size (256 KiB more per tenfold), between 128 KiB and 64 MiB.
+_CHUNK_STEP_BYTES = 256 * 1024
+_MIN_CHUNK_BYTES = 128 * 1024
+_MAX_CHUNK_BYTES = 64 * 1024 * 1024
 
 
 def guess_chunks(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
-    """A chunk shape of about 1 MiB for ``shape``: halve the largest side until it fits.
+    """A chunk shape for ``shape`` as zarr-python guesses it (so that arrays created without
+    ``chunks`` store the same metadata with either library): halve the axes in turn until a
+    chunk is near a target size that grows with the array's.
 
-    >>> guess_chunks((10000, 10000), 8)
-    (313, 313)
-    >>> guess_chunks((), 4)
-    ()
+    >>> guess_chunks((10000, 1000), 8)
+    (1250, 125)
+    >>> guess_chunks((100,), 4), guess_chunks((), 4)
+    ((100,), ())
     """
-    chunks = [max(1, s) for s in shape]
-    if not chunks:
-        return ()
-    while math.prod(chunks) * max(itemsize, 1) > _TARGET_CHUNK_BYTES and max(chunks) > 1:
-        largest = chunks.index(max(chunks))
-        chunks[largest] = math.ceil(chunks[largest] / 2)
-    return tuple(chunks)
+    chunks = [max(1, int(s)) for s in shape]
+    if not chunks or itemsize <= 0:
+        return tuple(chunks)
+    total = math.prod(chunks) * itemsize
+    target = _CHUNK_STEP_BYTES * 2 ** math.log10(total / (1024 * 1024))
+    target = min(max(target, _MIN_CHUNK_BYTES), _MAX_CHUNK_BYTES)
+    axis = 0
+    while True:
+        size = math.prod(chunks) * itemsize
+        near = size < target or abs(size - target) / target < 0.5
+        if (near and size < _MAX_CHUNK_BYTES) or all(c == 1 for c in chunks):
+            return tuple(chunks)
+        chunks[axis % len(chunks)] = math.ceil(chunks[axis % len(chunks)] / 2)
+        axis += 1
 
 
 def normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     """A user's ``chunks`` argument as a tuple: an int applies to every axis, ``-1`` or
-    ``None`` in a position means the whole axis, ``None``/``"auto"`` guesses.
+    ``None`` in a position means the whole axis, ``None``/``"auto"``/``True`` guesses,
+    ``False`` is one chunk.
 
     >>> normalize_chunks((5, -1), (10, 20), 1)
     (5, 20)
     >>> normalize_chunks(4, (10, 20), 1)
     (4, 4)
     """
-    if chunks is None or chunks == "auto" or chunks is True:
+    if chunks is None or chunks is True or (isinstance(chunks, str) and chunks == "auto"):
         return guess_chunks(shape, itemsize)
+    if chunks is False:  # zarr-python's "no chunking": one chunk
+        return tuple(max(s, 1) for s in shape)
     if isinstance(chunks, (int, np.integer)):
         chunks = (int(chunks),) * len(shape)
     chunks = tuple(chunks)
@@ -96,7 +112,7 @@ def _codec_json(codec: Codec) -> dict[str, Any]:
 def _codec_list(value: Any) -> list[Codec]:
     if value is None:
         return []
-    if isinstance(value, (Codec, dict, str)):
+    if is_one_codec(value):
         return [to_codec(value)]
     return [to_codec(v) for v in value]
 
@@ -185,14 +201,6 @@ def array_metadata_v2(
 DEFAULT_COMPRESSORS_V3: tuple[dict[str, Any], ...] = (
     {"name": "zstd", "configuration": {"level": 0, "checksum": False}},
 )
-def _codec_list_v3(value: Any) -> list[dict[str, Any]]:
-    if value is None:
-        return []
-    if isinstance(value, (Codec, dict, str)):
-        return [codec_json_v3(value)]
-    return [codec_json_v3(v) for v in value]
-
-
 def array_metadata_v3(
     *,
     shape: Any,
@@ -210,11 +218,13 @@ def array_metadata_v3(
     dimension_separator: str | None = None,
     chunk_key_encoding: Any = None,
     index_location: str = "end",
+    codecs: Any = None,
 ) -> Any:
     """Validated v3 metadata from ``create_array``-style arguments.
 
     ``shards`` makes the array sharded: ``chunks`` is then the inner chunk shape and the
-    shard shape is the array's chunk grid.
+    shard shape is the array's chunk grid. ``codecs`` (zarr-python's ``create(codecs=...)``)
+    is the whole codec chain, given instead of filters, serializer and compressors.
 
     >>> meta = array_metadata_v3(shape=(100,), dtype="u2", chunks=(10,), shards=(50,))
     >>> meta.chunks, meta.codecs[0]["name"]
@@ -243,7 +253,7 @@ def array_metadata_v3(
         raise MetadataError("give either compressors or compressor, not both")
     chosen = compressors if compressors != "auto" else compressor
     bytes_codecs = (list(DEFAULT_COMPRESSORS_V3) if chosen == "auto"
-                    else _codec_list_v3(chosen))
+                    else codecs_json_v3(chosen, numpy_dtype))
     if serializer == "auto":
         if object_kind == "bytes":
             serializer_json: dict[str, Any] = {"name": "vlen-bytes"}
@@ -254,8 +264,10 @@ def array_metadata_v3(
         else:
             serializer_json = {"name": "bytes"}
     else:
-        serializer_json = codec_json_v3(serializer)
-    codec_chain = [*_codec_list_v3(filters), serializer_json, *bytes_codecs]
+        serializer_json = codec_json_v3(serializer, numpy_dtype)
+    codec_chain = [*codecs_json_v3(filters, numpy_dtype), serializer_json, *bytes_codecs]
+    if codecs is not None:
+        codec_chain = codecs_json_v3(codecs, numpy_dtype)
     if shards is not None:
         shard_shape = normalize_chunks(shards, shape_tuple, numpy_dtype.itemsize or 8)
         if any(s % c for s, c in zip(shard_shape, inner, strict=True)):
@@ -449,7 +461,7 @@ def array_metadata(*, zarr_format: int, attributes: dict[str, Any] | None = None
         return array_metadata_v3(attributes=attributes, **options)
     if zarr_format != 2:
         raise MetadataError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
-    for name in ("shards", "serializer", "dimension_names", "index_location"):
+    for name in ("shards", "serializer", "dimension_names", "index_location", "codecs"):
         if options.get(name) not in (None, "auto"):
             raise MetadataError(f"{name!r} needs zarr_format=3")
         options.pop(name, None)

@@ -18,9 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from zarrkit.concurrency import chunk_lock
 from zarrkit.errors import (
+    ArrayNotFoundError,
     ContainsNodeError,
+    GroupNotFoundError,
     LinkError,
     MetadataError,
     NodeNotFoundError,
@@ -42,9 +46,11 @@ from zarrkit.hierarchy.links import (
     store_location,
 )
 from zarrkit.hierarchy.nodes import (
+    DEFAULT,
     ZARR_JSON,
     Consolidated,
     FoundNode,
+    StorePath,
     create_array_node,
     create_group_node,
     delete_node,
@@ -161,8 +167,40 @@ class Group:
 
     @property
     def metadata(self) -> Any:
-        """The parsed group metadata document (None for a format 2 group)."""
-        return self._metadata
+        """The parsed group metadata document (None for a format 2 group). A format 3
+        group opened through a consolidated ancestor carries, as in zarr-python, the
+        part of that snapshot below it as its ``consolidated_metadata``.
+
+        >>> import zarrkit as zk
+        >>> s = {}; _ = zk.group(s, zarr_format=3).create_group("a/b")
+        >>> _ = zk.consolidate_metadata(s)
+        >>> a = zk.open_group(s, mode="r", consolidated=True)["a"]
+        >>> list(a.metadata.consolidated_metadata.metadata)
+        ['b']
+        """
+        metadata = self._metadata
+        if (self._zarr_format == 3 and self._consolidated is not None and self._path
+                and metadata is not None and metadata.consolidated_metadata is None):
+            from dataclasses import replace
+
+            from zarrkit.metadata.v3 import ConsolidatedMetadata
+
+            prefix = key_prefix(self._path)
+            below = {key[len(prefix):-len(ZARR_JSON) - 1]: document
+                     for key, document in self._consolidated.items()
+                     if key.startswith(prefix) and key.endswith("/" + ZARR_JSON)
+                     and key != prefix + ZARR_JSON}
+            # The snapshot's holder has the shortest key; as zarr-python nests it, its
+            # direct member groups get a snapshot even when empty, deeper ones only when
+            # something is below them.
+            holder = min(self._consolidated, key=len)[:-len(ZARR_JSON)]
+            direct = "/" not in self._path[len(holder):]
+            if below or direct:
+                # The consolidated view only; the stored document stays as it is.
+                self._metadata = metadata = replace(metadata, consolidated_metadata=(
+                    ConsolidatedMetadata({"kind": "inline", "must_understand": False,
+                                          "metadata": below}, nested=True)))
+        return metadata
 
     @property
     def read_only(self) -> bool:
@@ -178,10 +216,74 @@ class Group:
         return f"<zarrkit.Group {self.name!r}>"
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Group) and other._store is self._store
-                and other._path == self._path)
+        return isinstance(other, Group) and self.store_path == other.store_path
 
     __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def store_path(self) -> StorePath:
+        """The group's store and path; ``str()`` of it is the store's URL and the path,
+        as zarr-python prints it.
+
+        >>> import zarrkit as zk
+        >>> zk.group({}).create_group("a/b").store_path.path
+        'a/b'
+        """
+        return StorePath(self._store, self._path)
+
+    @property
+    def synchronizer(self) -> None:
+        """Always None: zarr-python keeps the attribute from version 2, where it named a
+        lock; zarrkit locks chunks itself."""
+        return None
+
+    @property
+    def info(self) -> GroupInfo:
+        """What is known of the group without reading its members (their counts too
+        when it holds consolidated metadata), printed as zarr-python prints it.
+
+        >>> import zarrkit as zk
+        >>> print(zk.group({}, zarr_format=3).create_group("g").info)
+        Name        : g
+        Type        : Group
+        Zarr format : 3
+        Read-only   : False
+        Store type  : MemoryStore
+        """
+        snapshot = (self.metadata.consolidated_metadata
+                    if self._zarr_format == 3 and self._consolidated is not None else None)
+        if snapshot is None:
+            return GroupInfo(self)
+        nodes = snapshot.flattened_metadata.values()
+        groups = sum(1 for node in nodes if node.node_type == "group")
+        return GroupInfo(self, members=len(nodes), groups=groups)
+
+    def info_complete(self) -> GroupInfo:
+        """:attr:`info` with the numbers of members, arrays and groups below the group
+        (at any depth), read from the store when not consolidated.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}).create_group("g"); _ = g.create_array("a/x", shape=(1,), dtype="u1")
+        >>> print(g.info_complete())  # doctest: +ELLIPSIS
+        Name        : g
+        ...
+        No. members : 2
+        No. arrays  : 1
+        No. groups  : 1
+        """
+        kinds = [isinstance(node, Group) for _, node in self.members(max_depth=None)]
+        return GroupInfo(self, members=len(kinds), groups=sum(kinds))
+
+    def nmembers(self, max_depth: int | None = 0) -> int:
+        """The number of members down to ``max_depth`` levels below the direct ones
+        (None: all), as zarr-python counts them.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}); _ = g.create_group("a/b/c")
+        >>> g.nmembers(), g.nmembers(max_depth=None)
+        (1, 3)
+        """
+        return sum(1 for _ in self.members(max_depth=max_depth))
 
     # --- navigation -------------------------------------------------------------------------
     def _child_path(self, name: str) -> str:
@@ -219,8 +321,8 @@ class Group:
         return node_from_found(self._store, found, read_only=self._read_only,
                                consolidated=self._consolidated)
 
-    def get(self, name: str, default: Any = None) -> Any:
-        """The member at ``name`` (following links, as ``group[name]``), or ``default``,
+    def get(self, path: str, default: Any = None) -> Any:
+        """The member at ``path`` (following links, as ``group[path]``), or ``default``,
         also for a dangling or cyclic link (as h5py's ``get``).
 
         >>> import zarrkit as zk
@@ -229,7 +331,7 @@ class Group:
         'default'
         """
         try:
-            return self[name]
+            return self[path]
         except NodeNotFoundError:
             return default
 
@@ -320,9 +422,12 @@ class Group:
         """Names of the direct members, sorted."""
         return self._child_names()
 
-    def members(self, max_depth: int | None = 0) -> Iterator[tuple[str, Array | Group]]:
+    def members(self, max_depth: int | None = 0, *, use_consolidated_for_children: bool = True
+                ) -> Iterator[tuple[str, Array | Group]]:
         """``(name, node)`` for direct members; ``max_depth=None`` walks the whole tree
-        (names then are paths relative to this group).
+        (names then are paths relative to this group). Consolidated metadata, when the
+        group was opened with it, answers for the whole tree
+        (``use_consolidated_for_children`` is accepted for zarr-python's sake).
 
         Without consolidated metadata, the members' documents are read together (listing
         once); each node object is built as the iteration reaches it.
@@ -448,9 +553,13 @@ source_object_id=None)}
         self._attrs._change(edit)
         return link
 
-    def tree(self) -> str:
+    def tree(self, expand: bool | None = None, level: int | None = None, *,
+             max_nodes: int = 500, plain: bool = False) -> str:
         """The hierarchy below this group as indented text; links show as ``name ->
         /target/path`` (``name -> source:/path`` for another store) and are not expanded.
+        ``level`` limits the depth shown (1: the direct members); zarrkit's tree is always
+        plain text, so ``expand``, ``max_nodes`` and ``plain`` (zarr-python's options for
+        its rich display) change nothing.
 
         >>> import zarrkit as zk
         >>> g = zk.group({}); _ = g.create_array("a/x", shape=(2,), dtype="u1")
@@ -463,7 +572,9 @@ source_object_id=None)}
         """
         lines = [self.name if self._path else "/"]
 
-        def walk(group: Group, indent: str) -> None:
+        def walk(group: Group, indent: str, depth: int = 1) -> None:
+            if level is not None and depth > level:
+                return
             entries: list[tuple[str, Array | Group | Link]] = list(group.members())
             try:
                 links = group.links()
@@ -482,7 +593,7 @@ source_object_id=None)}
                     lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
                 else:
                     lines.append(f"{indent}{branch}{name}")
-                    walk(node, indent + ("    " if last else "│   "))
+                    walk(node, indent + ("    " if last else "│   "), depth + 1)
 
         walk(self, "")
         return "\n".join(lines)
@@ -535,7 +646,12 @@ source_object_id=None)}
     def create_group(
         self, name: str, *, overwrite: bool = False, attributes: dict[str, Any] | None = None
     ) -> Group:
-        """Create a group (and missing intermediate groups) at ``name``."""
+        """Create a group (and missing intermediate groups) at ``name``.
+
+        >>> import zarrkit as zk
+        >>> zk.group({}).create_group("a/b", attributes={"k": 1}).attrs["k"]
+        1
+        """
         self._check_writable()
         path = self._child_path(name)
         create_group_node(self._store, path, attributes, overwrite=overwrite,
@@ -543,8 +659,17 @@ source_object_id=None)}
         return Group(self._store, path, zarr_format=self._zarr_format,
                      attributes=attributes or {})
 
-    def require_group(self, name: str, **kwargs: Any) -> Group:
-        """The group at ``name``, created if missing; an array there is an error."""
+    def require_group(self, name: str, *, overwrite: bool = False,
+                      attributes: dict[str, Any] | None = None) -> Group:
+        """The group at ``name``, created if missing (or replaced, with ``overwrite``); an
+        array there is a ContainsNodeError. ``attributes`` are those of a new group.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}); g.require_group("a") == g.require_group("a")
+        True
+        """
+        if overwrite:
+            return self.create_group(name, overwrite=True, attributes=attributes)
         path = self._child_path(name)
         kind = node_kind(self._store, path, self._consolidated)
         if kind == "group":
@@ -553,61 +678,278 @@ source_object_id=None)}
             return group
         if kind == "array":
             raise ContainsNodeError(f"an array already exists at path {path!r}")
-        return self.create_group(name, **kwargs)
+        return self.create_group(name, attributes=attributes)
+
+    def require_groups(self, *names: str) -> tuple[Group, ...]:
+        """:meth:`require_group` for each name.
+
+        >>> import zarrkit as zk
+        >>> [g.path for g in zk.group({}).require_groups("a", "b/c")]
+        ['a', 'b/c']
+        """
+        return tuple(self.require_group(name) for name in names)
+
+    def get_array(self, path: str) -> Array:
+        """The array at ``path`` (following links); ArrayNotFoundError (a KeyError) when
+        there is none or a group is there.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}); _ = g.create_array("a/x", shape=(1,), dtype="u1")
+        >>> g.get_array("a/x").path
+        'a/x'
+        >>> g.get_array("a")
+        Traceback (most recent call last):
+        zarrkit.errors.ArrayNotFoundError: group '/a' is not an array
+        """
+        node = self[path]
+        if not isinstance(node, Array):
+            raise ArrayNotFoundError(f"group {node.name!r} is not an array")
+        return node
+
+    def get_group(self, path: str) -> Group:
+        """The group at ``path`` (following links); GroupNotFoundError (a KeyError) when
+        there is none or an array is there.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}); _ = g.create_group("a/b"); g.get_group("a/b").path
+        'a/b'
+        """
+        node = self[path]
+        if not isinstance(node, Group):
+            raise GroupNotFoundError(f"array {node.name!r} is not a group")
+        return node
+
+    def array_values(self) -> Iterator[Array]:
+        """The direct member arrays."""
+        for _, array in self.arrays():
+            yield array
+
+    def group_values(self) -> Iterator[Group]:
+        """The direct member groups."""
+        for _, group in self.groups():
+            yield group
 
     def create_array(
         self,
         name: str,
         *,
-        shape: Any,
-        dtype: Any = "float64",
-        attributes: dict[str, Any] | None = None,
-        overwrite: bool = False,
-        write_empty_chunks: bool | None = None,
+        shape: Any = None,
+        dtype: Any = None,
         data: Any = None,
+        chunks: Any = "auto",
+        shards: Any = None,
+        filters: Any = "auto",
+        compressors: Any = "auto",
+        compressor: Any = "auto",
+        serializer: Any = "auto",
+        fill_value: Any = DEFAULT,
+        order: str | None = None,
+        attributes: dict[str, Any] | None = None,
+        chunk_key_encoding: Any = None,
+        dimension_names: Any = None,
+        storage_options: dict[str, Any] | None = None,
+        overwrite: bool = False,
+        config: Any = None,
+        write_data: bool = True,
+        write_empty_chunks: bool | None = None,
         zarr_format: int | None = None,
-        **options: Any,
+        dimension_separator: str | None = None,
+        index_location: str | None = None,
     ) -> Array:
-        """Create an array at ``name``; ``options`` are those of
-        :func:`zarrkit.create_array` (chunks, shards, fill_value, compressors...). The
-        format defaults to the group's."""
+        """Create an array at ``name``, with zarr-python's keywords (see
+        :func:`zarrkit.create_array`). ``shape`` and ``dtype`` default to those of
+        ``data``, written unless ``write_data`` is false (``dtype`` to float64 without
+        data); ``config`` is an :class:`~zarrkit.hierarchy.array.ArrayConfig` or a dict
+        of its fields. ``storage_options`` concern opening a store, which the group has
+        done: they are not used. zarrkit's own: ``write_empty_chunks``, ``zarr_format``
+        (default: the group's), ``dimension_separator`` and ``index_location``.
+
+        >>> import numpy as np, zarrkit as zk
+        >>> a = zk.group({}).create_array("a", data=np.arange(3, dtype="i2"))
+        >>> a.shape, a.dtype, a[:]
+        ((3,), dtype('int16'), array([0, 1, 2], dtype=int16))
+        """
         self._check_writable()
         path = self._child_path(name)
+        if data is not None:
+            data = data if hasattr(data, "dtype") and hasattr(data, "shape") else (
+                np.asarray(data))
+            shape = data.shape if shape is None else shape
+            dtype = data.dtype if dtype is None else dtype
+        if shape is None:
+            raise TypeError("create_array needs a shape, or data to take it from")
+        if config is not None:
+            settings = config if isinstance(config, dict) else config.to_dict()
+            if write_empty_chunks is None:
+                write_empty_chunks = settings.get("write_empty_chunks")
+            if order is None and settings.get("order", "C") != "C":
+                order = settings["order"]
+        # What is left at zarr-python's default ("auto"; None where None means nothing
+        # given) takes zarrkit's, which makes the same array; None is a value of its own
+        # for the codecs (none of them) and chunks.
+        automatic = {"chunks": chunks, "filters": filters, "compressors": compressors,
+                     "compressor": compressor, "serializer": serializer}
+        options = {key: value for key, value in automatic.items()
+                   if not (isinstance(value, str) and value == "auto")}
+        if fill_value is not DEFAULT:  # None asks for a null fill value
+            options["fill_value"] = fill_value
+        optional = {"shards": shards, "order": order,
+                    "chunk_key_encoding": chunk_key_encoding,
+                    "dimension_names": dimension_names,
+                    "dimension_separator": dimension_separator, "index_location": index_location}
+        options.update((key, value) for key, value in optional.items()
+                       if value is not None)
         metadata = array_metadata(
-            zarr_format=zarr_format or self._zarr_format, shape=shape, dtype=dtype,
-            attributes=attributes, **options,
+            zarr_format=zarr_format or self._zarr_format, shape=shape,
+            dtype="float64" if dtype is None else dtype, attributes=attributes, **options,
         )
         create_array_node(self._store, path, metadata, attributes, overwrite=overwrite)
         array = Array(self._store, path, metadata, attributes=attributes or {},
                       write_empty_chunks=write_empty_chunks)
-        if data is not None:
+        if data is not None and write_data:
             array[...] = data
         return array
 
-    def require_array(self, name: str, *, shape: Any, dtype: Any = "float64",
+    # zarr-python's other names for create_array (``array`` is its older one).
+    create = create_array
+    array = create_array
+
+    def create_dataset(self, name: str, **kwargs: Any) -> Array:
+        """:meth:`create_array` (the h5py and zarr-python 2 name)."""
+        return self.create_array(name, **kwargs)
+
+    def require_array(self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False,
                       **kwargs: Any) -> Array:
-        """The array at ``name`` if it exists with this shape and dtype, else a new one."""
+        """The array at ``name`` if it exists with this shape and a compatible dtype
+        (with ``exact``, this dtype; else one that the stored dtype casts to safely, as
+        zarr-python checks), else a new one made by :meth:`create_array` with
+        ``kwargs``. TypeError when the existing array does not fit; ContainsNodeError
+        for a group there.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}); a = g.require_array("x", shape=(2,), dtype="i2")
+        >>> g.require_array("x", shape=(2,), dtype="f4") == a
+        True
+        """
         path = self._child_path(name)
         kind = node_kind(self._store, path, self._consolidated)
         if kind == "group":
             raise ContainsNodeError(f"a group already exists at path {path!r}")
-        if kind == "array":
-            array = self[name]
-            assert isinstance(array, Array)
-            from zarrkit.hierarchy.creation import normalize_shape
-            from zarrkit.metadata.dtypes import normalize_dtype
+        if kind != "array":
+            return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+        array = self[name]
+        assert isinstance(array, Array)
+        from zarrkit.hierarchy.creation import normalize_shape
+        from zarrkit.metadata.dtypes import normalize_dtype
 
-            if array.shape != normalize_shape(shape):
-                raise TypeError(f"array {path!r} exists with shape {array.shape}, not {shape}")
-            if array.dtype != normalize_dtype(dtype):
-                raise TypeError(f"array {path!r} exists with dtype {array.dtype}, not {dtype}")
-            return array
-        return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+        if array.shape != normalize_shape(shape):
+            raise TypeError(f"array {path!r} exists with shape {array.shape}, not {shape}")
+        # No dtype is float64 here, as numpy (and so zarr-python) reads None.
+        wanted = normalize_dtype("float64" if dtype is None else dtype)
+        fits = array.dtype == wanted if exact else np.can_cast(array.dtype, wanted)
+        if not fits:
+            raise TypeError(f"array {path!r} exists with dtype {array.dtype}, "
+                            f"not {'' if exact else 'castable to '}{wanted}")
+        return array
 
-    def update_attributes(self, attributes: dict[str, Any]) -> Group:
-        """Merge ``attributes`` in one write; return self."""
-        self._attrs.update(attributes)
+    def require_dataset(self, name: str, *, shape: Any, **kwargs: Any) -> Array:
+        """:meth:`require_array` (the h5py and zarr-python 2 name)."""
+        return self.require_array(name, shape=shape, **kwargs)
+
+    # zarr-python's array makers on a group: keyword-only ``name``, other keywords as
+    # create_array's; the format is the group's (zarr-python 3.1 makes format 3 arrays
+    # even in a format 2 group).
+    def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        """A new array of zeros (its fill value 0).
+
+        >>> import zarrkit as zk
+        >>> zk.group({}).zeros(name="z", shape=(2,))[:]
+        array([0., 0.])
+        """
+        return self.create_array(name, shape=shape, fill_value=0, **kwargs)
+
+    def ones(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        """A new array of ones (its fill value 1).
+
+        >>> import zarrkit as zk
+        >>> zk.group({}).ones(name="o", shape=(2,), dtype="i1")[:]
+        array([1, 1], dtype=int8)
+        """
+        return self.create_array(name, shape=shape, fill_value=1, **kwargs)
+
+    def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+        """A new array whose fill value is ``fill_value``."""
+        return self.create_array(name, shape=shape, fill_value=fill_value, **kwargs)
+
+    def empty(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        """A new array with nothing written: it reads as its default fill value."""
+        return self.create_array(name, shape=shape, **kwargs)
+
+    def _like(self, name: str, data: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """create_array's arguments for an array shaped like ``data``: its shape and
+        dtype, and its chunks when it is a Zarr array; ``kwargs`` take precedence."""
+        like: dict[str, Any] = {"shape": np.shape(data),
+                                "dtype": getattr(data, "dtype", None) or np.asarray(data).dtype}
+        if isinstance(data, Array) and all(isinstance(c, int) for c in data.chunks):
+            like["chunks"] = data.chunks
+        return {**like, **kwargs}
+
+    def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        """:meth:`zeros` shaped like ``data``.
+
+        >>> import numpy as np, zarrkit as zk
+        >>> zk.group({}).zeros_like(name="z", data=np.ones(2, "u1"))[:]
+        array([0, 0], dtype=uint8)
+        """
+        return self.zeros(name=name, **self._like(name, data, kwargs))
+
+    def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        """:meth:`ones` shaped like ``data``."""
+        return self.ones(name=name, **self._like(name, data, kwargs))
+
+    def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        """:meth:`empty` shaped like ``data``."""
+        return self.empty(name=name, **self._like(name, data, kwargs))
+
+    def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        """:meth:`full` shaped like ``data``; ``fill_value`` is a keyword, else that of
+        ``data`` when it is a Zarr array (TypeError when neither gives one)."""
+        if "fill_value" not in kwargs:
+            if not isinstance(data, Array):
+                raise TypeError("full_like needs a fill_value")
+            kwargs = {**kwargs, "fill_value": data.fill_value}
+        return self.full(name=name, **self._like(name, data, kwargs))
+
+    def update_attributes(self, new_attributes: dict[str, Any]) -> Group:
+        """Merge ``new_attributes`` in one write; return self."""
+        self._attrs.update(new_attributes)
         return self
+
+    @classmethod
+    def from_store(cls, store: Any, *, attributes: dict[str, Any] | None = None,
+                   zarr_format: int = 3, overwrite: bool = False) -> Group:
+        """Create a group at the root of ``store`` (any store-like argument); with
+        ``overwrite``, replacing what is there, else ContainsNodeError if a node is.
+
+        >>> Group.from_store({}, attributes={"a": 1}).attrs["a"]
+        1
+        """
+        from zarrkit.api import open_group
+
+        return open_group(store, mode="w" if overwrite else "w-", zarr_format=zarr_format,
+                          attributes=attributes)
+
+    @classmethod
+    def open(cls, store: Any, zarr_format: int | None = 3) -> Group:
+        """The existing group at the root of ``store`` (GroupNotFoundError if none).
+
+        >>> s = {}; _ = Group.from_store(s)
+        >>> Group.open(s).zarr_format
+        3
+        """
+        from zarrkit.api import open_group
+
+        return open_group(store, mode="r+", zarr_format=zarr_format)
 
 
 def node_from_found(
@@ -632,3 +974,34 @@ def open_group_node(
     group = node_from_found(store, found, read_only=read_only, consolidated=consolidated)
     assert isinstance(group, Group)
     return group
+
+
+class GroupInfo:
+    """A printable summary of a group (``print(g.info)``), laid out as zarr-python's;
+    the member counts only when known.
+
+    >>> import zarrkit as zk
+    >>> GroupInfo(zk.group({}), members=3, groups=1).items()[-2:]
+    [('No. arrays', '2'), ('No. groups', '1')]
+    """
+
+    def __init__(self, group: Group, *, members: int | None = None, groups: int = 0) -> None:
+        self._group = group
+        self._members = members
+        self._groups = groups
+
+    def items(self) -> list[tuple[str, str]]:
+        """The summary as (label, value) rows."""
+        g = self._group
+        rows = [("Name", g.path), ("Type", "Group"), ("Zarr format", str(g.zarr_format)),
+                ("Read-only", str(g.read_only)), ("Store type", type(g.store).__name__)]
+        if self._members is not None:
+            rows += [("No. members", str(self._members)),
+                     ("No. arrays", str(self._members - self._groups)),
+                     ("No. groups", str(self._groups))]
+        return rows
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{label:<11} : {value}" for label, value in self.items())
+
+    __str__ = __repr__

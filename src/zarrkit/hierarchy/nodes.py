@@ -49,6 +49,19 @@ ZARR_JSON = "zarr.json"
 #: zarrkit.hierarchy.links): node creation refuses a name a link has.
 LINK_ATTRIBUTE = "zarr_link"
 
+
+
+class _Default:
+    """The type of :data:`DEFAULT`."""
+
+    def __repr__(self) -> str:
+        return "<default>"
+
+
+#: Stands for an argument not given where None is a value of its own (``fill_value=None``
+#: asks for a null fill value; leaving it out, for the data type's default).
+DEFAULT: Any = _Default()
+
 NodeKind = Literal["array", "group"]
 Consolidated = Mapping[str, Any]
 ArrayMetadata = Union[ArrayMetadataV2, "ArrayMetadataV3"]
@@ -526,3 +539,69 @@ def require_node(
     if kind is None:
         raise NodeNotFoundError(f"no array or group at path {path!r}")
     return kind
+
+
+def store_url(store: Store) -> str:
+    """The URL that names ``store`` in :class:`StorePath`, written as zarr-python writes
+    its stores' (``memory://<id>``, ``file:///abs/dir``, ``zip:///abs/a.zip``); a remote
+    store's own URL; else ``<kind>://<location>``.
+
+    >>> from zarrkit.storage import MemoryStore
+    >>> store_url(MemoryStore()).startswith("memory://")
+    True
+    """
+    from zarrkit.storage.directory import DirectoryStore
+    from zarrkit.storage.memory import MemoryStore
+    from zarrkit.storage.zip import ZipStore
+
+    if isinstance(store, MemoryStore):
+        return f"memory://{id(store)}"
+    if isinstance(store, DirectoryStore):
+        return f"file://{store.root.as_posix()}"
+    if isinstance(store, ZipStore):
+        return f"zip://{store.path.absolute().as_posix()}"
+    url = getattr(store, "url", None)
+    if isinstance(url, str):
+        return url.rstrip("/")
+    location = getattr(store, "path", None)
+    kind = type(store).__name__.removesuffix("Store").lower()
+    return f"{kind}://{location if location is not None else id(store)}"
+
+
+@dataclass(frozen=True, eq=False)
+class StorePath:
+    """A node's place: its store and its path in it (zarr-python's ``StorePath``, as
+    ``array.store_path`` and ``group.store_path`` give it). ``str()`` is the store's URL
+    followed by the path; two are equal when their stores are (the same object, or equal
+    stores such as two handles on one directory) and their paths are.
+
+    >>> import tempfile
+    >>> from zarrkit.storage import DirectoryStore
+    >>> top = tempfile.mkdtemp()
+    >>> p = StorePath(DirectoryStore(top), "a/b")
+    >>> str(p) == f"file://{top}/a/b", p == StorePath(DirectoryStore(top), "a/b")
+    (True, True)
+    >>> str(p / "c") == f"file://{top}/a/b/c"
+    True
+    """
+
+    store: Store
+    path: str = ""
+
+    def __str__(self) -> str:
+        base = store_url(self.store)
+        return f"{base}/{self.path}" if self.path else base
+
+    def __repr__(self) -> str:
+        return f"StorePath({type(self.store).__name__}, {str(self)!r})"
+
+    def __truediv__(self, other: str) -> StorePath:
+        return StorePath(self.store, join_path(self.path, other))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StorePath) or other.path != self.path:
+            return False
+        return other.store is self.store or bool(other.store == self.store)
+
+    def __hash__(self) -> int:
+        return hash(self.path)

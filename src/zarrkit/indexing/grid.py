@@ -274,3 +274,29 @@ def chunk_shape_at(
             )
         result.append(resolved.chunk_length(index))
     return tuple(result)
+
+
+def grown_chunk_lengths(
+    chunk_shapes: tuple[int | tuple[int, ...], ...], shape: tuple[int, ...]
+) -> tuple[int | tuple[int, ...], ...]:
+    """A rectilinear grid's chunk lengths (per dimension one regular length, or the
+    tuple of lengths) for a resize to ``shape``: a dimension whose chunks no longer cover
+    it gains one chunk spanning the added extent; otherwise its chunks stay, also those
+    now past the end (as zarr-python resizes a varying dimension, so that growing back
+    reuses them).
+
+    >>> grown_chunk_lengths(((3, 4), 5), (10, 12))
+    ((3, 4, 3), 5)
+    >>> grown_chunk_lengths(((3, 4),), (2,))
+    ((3, 4),)
+    """
+    if len(chunk_shapes) != len(shape):
+        raise IndexingError(
+            f"chunk lengths {chunk_shapes!r} do not match a shape of {len(shape)} dimensions")
+    grown: list[int | tuple[int, ...]] = []
+    for lengths, extent in zip(chunk_shapes, shape, strict=True):
+        if isinstance(lengths, int) or sum(lengths) >= extent:
+            grown.append(lengths)
+        else:
+            grown.append((*lengths, extent - sum(lengths)))
+    return tuple(grown)

@@ -472,25 +472,141 @@ class ArrayMetadataV3:
         return document
 
 
+class ConsolidatedMetadata:
+    """A group's inline consolidated metadata (zarr-python's ``ConsolidatedMetadata``).
+
+    Stored flat, as zarr-python writes it: ``{"kind": "inline", "must_understand": false,
+    "metadata": {relative path: zarr.json document}}``. As in zarr-python, ``metadata``
+    holds the direct members only, each parsed, a member group carrying the snapshot of
+    its own members in its ``consolidated_metadata``; ``flattened_metadata`` holds every
+    node below the group by relative path. Entries are parsed when first asked for:
+    opening a group of thousands of arrays does not parse them all.
+
+    >>> cm = ConsolidatedMetadata.from_dict({"kind": "inline", "must_understand": False,
+    ...     "metadata": {"a": {"zarr_format": 3, "node_type": "group"},
+    ...                  "a/b": {"zarr_format": 3, "node_type": "group"}}})
+    >>> list(cm.metadata), list(cm.metadata["a"].consolidated_metadata.metadata)
+    (['a'], ['b'])
+    >>> sorted(cm.flattened_metadata), cm.kind, cm.must_understand
+    (['a', 'a/b'], 'inline', False)
+    """
+
+    def __init__(self, document: dict[str, Any], *, nested: bool = False) -> None:
+        check_consolidated_v3(document)
+        self._document = document
+        # The snapshot a member group carries (zarr-python's nesting): its own member
+        # groups with nothing below them keep what their stored document says.
+        self._nested = nested
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ConsolidatedMetadata:
+        """Parse the stored ``consolidated_metadata`` object (MetadataError if it is
+        malformed; each entry is checked when parsed)."""
+        return cls(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored form (a fresh object the caller may modify).
+
+        >>> ConsolidatedMetadata.from_dict({"kind": "inline", "metadata": {}}).to_dict()
+        {'kind': 'inline', 'metadata': {}}
+        """
+        return _copy_json(self._document)  # type: ignore[no-any-return]
+
+    @property
+    def kind(self) -> str:
+        """Always ``"inline"`` (the only kind there is)."""
+        return str(self._document["kind"])
+
+    @property
+    def must_understand(self) -> bool:
+        """Whether a reader must understand the snapshot (false as written by Zarr
+        implementations; absent counts as false)."""
+        return bool(self._document.get("must_understand", False))
+
+    @property
+    def documents(self) -> dict[str, dict[str, Any]]:
+        """Every entry's stored ``zarr.json`` document by path relative to the group
+        (shared: not to be modified)."""
+        return self._document["metadata"]  # type: ignore[no-any-return]
+
+    @property
+    def flattened_metadata(self) -> dict[str, ArrayMetadataV3 | GroupMetadataV3]:
+        """Every node below the group, parsed, by relative path; groups with an empty
+        snapshot, as zarr-python's ``flattened_metadata``.
+
+        >>> ConsolidatedMetadata.from_dict({"kind": "inline", "metadata": {"g": {
+        ...     "zarr_format": 3, "node_type": "group"}}}).flattened_metadata["g"]
+        ... # doctest: +ELLIPSIS
+        GroupMetadataV3(attributes={}, consolidated_metadata=ConsolidatedMetadata(metadata={}, ...
+        """
+        cached = self.__dict__.get("_flat_cache")
+        if cached is None:
+            empty = {"kind": "inline", "must_understand": False, "metadata": {}}
+            cached = {}
+            for path, document in self.documents.items():
+                node = parse_node_v3(document, f"consolidated_metadata entry {path!r}")
+                if isinstance(node, GroupMetadataV3):
+                    node = replace(node, consolidated_metadata=ConsolidatedMetadata(empty))
+                cached[path] = node
+            self.__dict__["_flat_cache"] = cached
+        return cached  # type: ignore[no-any-return]
+
+    @property
+    def metadata(self) -> dict[str, ArrayMetadataV3 | GroupMetadataV3]:
+        """The direct members, parsed, by name; a member group holds the snapshot of
+        the nodes below it."""
+        cached = self.__dict__.get("_members_cache")
+        if cached is None:
+            cached = {}
+            for path, document in self.documents.items():
+                if "/" in path:
+                    continue
+                node = parse_node_v3(document, f"consolidated_metadata entry {path!r}")
+                prefix = path + "/"
+                below = {k[len(prefix):]: v for k, v in self.documents.items()
+                         if k.startswith(prefix)}
+                if isinstance(node, GroupMetadataV3) and (below or not self._nested):
+                    node = replace(node, consolidated_metadata=ConsolidatedMetadata(
+                        {**self._document, "metadata": below}, nested=True))
+                cached[path] = node
+            self.__dict__["_members_cache"] = cached
+        return cached  # type: ignore[no-any-return]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ConsolidatedMetadata):
+            return NotImplemented
+        return self._document == other._document
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"ConsolidatedMetadata(metadata={self.metadata!r}, kind={self.kind!r}, "
+                f"must_understand={self.must_understand!r})")
+
+
 @dataclass(frozen=True)
 class GroupMetadataV3:
     """The ``zarr.json`` of a group, parsed.
 
-    ``consolidated_metadata`` is the raw object zarr-python writes inline:
-    ``{"kind": "inline", "must_understand": false, "metadata": {path: zarr.json document}}``.
+    ``consolidated_metadata`` is the inline snapshot zarr-python writes, as a
+    :class:`ConsolidatedMetadata` (given as its stored dict, it is parsed into one), or
+    None.
 
     >>> GroupMetadataV3(attributes={"a": 1}).to_json()
     {'zarr_format': 3, 'node_type': 'group', 'attributes': {'a': 1}}
     """
 
     attributes: dict[str, Any] = field(default_factory=dict)
-    consolidated_metadata: dict[str, Any] | None = None
+    consolidated_metadata: ConsolidatedMetadata | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _attributes(self.attributes)
         _check_nesting(self.attributes, "attributes")
-        check_consolidated_v3(self.consolidated_metadata)
+        if self.consolidated_metadata is not None and not isinstance(
+                self.consolidated_metadata, ConsolidatedMetadata):
+            object.__setattr__(self, "consolidated_metadata",
+                               ConsolidatedMetadata(self.consolidated_metadata))
         _check_extra(self.extra, _GROUP_KEYS)
         _check_nesting(self.extra, "extension fields")
 
@@ -537,7 +653,7 @@ class GroupMetadataV3:
         prefix = key[: -len(ZARR_JSON)] if key.endswith(ZARR_JSON) else ""
         return {
             path: parse_node_v3(document, f"{prefix}{path}/{ZARR_JSON}")
-            for path, document in self.consolidated_metadata["metadata"].items()
+            for path, document in self.consolidated_metadata.documents.items()
         }
 
     @classmethod
@@ -576,7 +692,7 @@ class GroupMetadataV3:
             "attributes": _copy_json(self.attributes),
         }
         if self.consolidated_metadata is not None:
-            document["consolidated_metadata"] = _copy_json(self.consolidated_metadata)
+            document["consolidated_metadata"] = self.consolidated_metadata.to_dict()
         document.update(_copy_json(self.extra))
         return document
 
@@ -606,6 +722,7 @@ def parse_node_v3(document: Any, key: str = ZARR_JSON) -> ArrayMetadataV3 | Grou
 __all__ = [
     "ZARR_JSON",
     "ArrayMetadataV3",
+    "ConsolidatedMetadata",
     "GroupMetadataV3",
     "RectilinearChunkGrid",
     "RegularChunkGrid",

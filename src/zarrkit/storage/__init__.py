@@ -3,6 +3,12 @@
 >>> from zarrkit.storage import MemoryStore
 >>> MemoryStore().get("missing") is None
 True
+
+``LocalStore`` (zarr-python's name) is :class:`DirectoryStore`:
+
+>>> from zarrkit.storage import DirectoryStore, LocalStore
+>>> LocalStore is DirectoryStore
+True
 """
 
 from typing import TYPE_CHECKING
@@ -15,6 +21,9 @@ from zarrkit.storage.memory import MemoryStore
 from zarrkit.storage.sqlite import SQLiteStore
 from zarrkit.storage.zip import ZipStore
 
+# zarr-python's name for a store in a local directory: the same class.
+LocalStore = DirectoryStore
+
 if TYPE_CHECKING:
     from zarrkit.storage.lmdb import LMDBStore
 
@@ -24,6 +33,7 @@ __all__ = [
     "HTTPStore",
     "LMDBStore",
     "ListableStore",
+    "LocalStore",
     "MemoryStore",
     "ReadableStore",
     "SQLiteStore",

@@ -47,18 +47,21 @@ processes, a writable store holds an exclusive OS lock on the file: a second wri
 from __future__ import annotations
 
 import bisect
+import contextlib
 import errno
 import functools
 import mmap
 import os
+import shutil
 import struct
+import tempfile
 import threading
 import time
 import warnings
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 from zipfile import BadZipFile
 
 from zarrkit.config import config
@@ -305,6 +308,9 @@ class ZipStore(Store):
     or truncate), ``"a"`` (append to an existing archive, or create it) or ``"x"`` (create;
     fail with FileExistsError if the file exists). ``read_only`` defaults to ``mode == "r"``
     and may only restate that. ``verify_crc`` checks each member's CRC-32 on full reads.
+    ``path`` may also be an open binary file, as ``zipfile.ZipFile`` takes: one on disk is
+    opened again by its name; any other (``io.BytesIO``) is worked on in a temporary copy,
+    written back into it on :meth:`close` when the store is writable.
 
     Writes append STORED members whose data are 8-byte aligned; writing an existing key
     appends a new member that shadows the old one (the file keeps both). ``delete`` of a
@@ -330,7 +336,7 @@ class ZipStore(Store):
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | BinaryIO,
         mode: str = "r",
         *,
         read_only: bool | None = None,
@@ -342,6 +348,10 @@ class ZipStore(Store):
             read_only = mode == "r"
         elif read_only != (mode == "r"):
             raise ValueError(f"read_only={read_only} contradicts mode {mode!r}")
+        # An open binary file (as zipfile.ZipFile takes): see _adopt_file_object.
+        self._file_object: BinaryIO | None = None
+        if not isinstance(path, (str, os.PathLike)):
+            path = self._adopt_file_object(path, mode)
         self.path = Path(path)
         self.mode = mode
         self.read_only = read_only
@@ -356,7 +366,44 @@ class ZipStore(Store):
         self._write_lock = archive.write_lock
         self._fd = archive.fd
 
+    def _adopt_file_object(self, file: BinaryIO, mode: str) -> str:
+        """The path to open for the open binary ``file``: its own name when it is a file
+        on disk (opened again by name, as a path would be), else a private temporary copy
+        of its bytes; a writable store copies the archive back into ``file`` on close."""
+        if not (hasattr(file, "read") and hasattr(file, "seek")):
+            raise TypeError(f"ZipStore takes a path or an open binary file, not {file!r}")
+        name = getattr(file, "name", None)
+        if isinstance(name, str) and os.path.isfile(name):
+            return name
+        descriptor, temporary = tempfile.mkstemp(suffix=".zip", prefix="zarrkit-")
+        with os.fdopen(descriptor, "wb") as copy:
+            if mode in ("r", "a"):
+                file.seek(0)
+                shutil.copyfileobj(file, copy)
+        self._file_object = file
+        return temporary
+
+    def _release_file_object(self) -> None:
+        """Copy a written archive back into the file object it came from; drop the
+        temporary copy."""
+        file, self._file_object = self._file_object, None
+        if file is None:
+            return
+        try:
+            if not self.read_only:
+                with open(self.path, "rb") as archive:
+                    file.seek(0)
+                    shutil.copyfileobj(archive, file)
+                file.truncate()
+                file.seek(0)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+
     def __reduce__(self) -> tuple[Any, ...]:
+        if self._file_object is not None:
+            raise TypeError("a ZipStore opened from a file object cannot be copied to "
+                            "another process; open it from a path")
         # A copy (a Dask task in another process) opens the file again: a reader as a
         # reader, a writer in mode "a", never "w", which would empty the archive. A writable
         # copy in another process meets the OS lock (StoreLockedError) while this one is
@@ -751,6 +798,7 @@ class ZipStore(Store):
                 self._fd = -1
                 self._close_map()
                 archive.release()
+                self._release_file_object()
 
     def flush(self) -> None:
         """Write the central directory now if anything was appended since the last one,

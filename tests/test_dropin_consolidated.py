@@ -1,0 +1,117 @@
+"""``group.metadata.consolidated_metadata`` is an object as zarr-python's
+``ConsolidatedMetadata``: the same nesting, names, kinds and node metadata, checked side by
+side with zarr-python reading the same store."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zarr
+
+import zarrkit as zk
+from zarrkit.metadata.v3 import ConsolidatedMetadata, GroupMetadataV3
+
+warnings.filterwarnings("ignore", category=UserWarning, module="zarr")
+
+
+def _hierarchy(writer: Any, store: Any) -> None:
+    root = writer.open_group(store, mode="w", zarr_format=3)
+    root.create_group("a/b/c", attributes={"deep": True})
+    root.create_array("a/x", shape=(4,), chunks=(2,), dtype="i4", attributes={"u": "m"})
+    root.create_array("a/b/y", shape=(2, 2), chunks=(1, 2), dtype="f8")
+    root.create_group("e")
+    root.create_array("z", shape=(3,), dtype="u1")
+
+
+def _shape(snapshot: Any) -> dict[str, Any]:
+    """The nesting of a snapshot: name -> (node type, attributes, nested shape or None)."""
+    result = {}
+    for name, node in snapshot.metadata.items():
+        inner = getattr(node, "consolidated_metadata", None)
+        result[name] = (node.node_type, dict(node.attributes),
+                        None if inner is None else _shape(inner))
+    return result
+
+
+@pytest.mark.parametrize("writer", [zk, zarr], ids=["written-by-zarrkit", "by-zarr-python"])
+def test_snapshot_object_matches_zarr_pythons(writer: Any, tmp_path: Path) -> None:
+    store = str(tmp_path / "h.zarr")
+    _hierarchy(writer, store)
+    writer.consolidate_metadata(store)
+    ours = zk.open_group(store, mode="r", consolidated=True).metadata.consolidated_metadata
+    theirs = zarr.open_group(store, mode="r",
+                             use_consolidated=True).metadata.consolidated_metadata
+    assert isinstance(ours, ConsolidatedMetadata)
+    assert (ours.kind, ours.must_understand) == (theirs.kind, theirs.must_understand)
+    assert _shape(ours) == _shape(theirs)
+    assert set(ours.flattened_metadata) == set(theirs.flattened_metadata)
+    for path, node in theirs.flattened_metadata.items():
+        mine = ours.flattened_metadata[path]
+        assert mine.node_type == node.node_type
+        if node.node_type == "array":
+            assert (mine.shape, mine.chunks) == (node.shape, node.chunks)
+    stored = json.loads((tmp_path / "h.zarr" / "zarr.json").read_text())
+    assert ours.to_dict() == stored["consolidated_metadata"]
+
+
+def test_groups_below_a_consolidated_one_carry_their_part_as_in_zarr_python(
+        tmp_path: Path) -> None:
+    store = str(tmp_path)
+    _hierarchy(zk, store)
+    zk.consolidate_metadata(store)
+    ours = zk.open_group(store, mode="r", consolidated=True)
+    theirs = zarr.open_group(store, mode="r", use_consolidated=True)
+    for path in ("a", "a/b", "a/b/c", "e"):
+        mine = ours[path].metadata.consolidated_metadata
+        expected = theirs[path].metadata.consolidated_metadata
+        assert (mine is None) == (expected is None), path  # a/b/c: none, as stored
+        assert expected is None or _shape(mine) == _shape(expected), path
+    # The stored document of a member group is not changed by reading it so.
+    assert json.loads((tmp_path / "a" / "zarr.json").read_text()).get(
+        "consolidated_metadata") is None
+
+
+def test_info_of_a_consolidated_group_counts_its_members_as_zarr_python(
+        tmp_path: Path) -> None:
+    store = str(tmp_path)
+    _hierarchy(zk, store)
+    zk.consolidate_metadata(store)
+    ours = zk.open_group(store, mode="r", consolidated=True)
+    theirs = zarr.open_group(store, mode="r", use_consolidated=True)
+    assert str(ours.info).replace("DirectoryStore", "LocalStore") == str(theirs.info)
+    assert "No. members : 7" in str(ours.info)
+
+
+def test_no_snapshot_is_none(tmp_path: Path) -> None:
+    store = str(tmp_path)
+    _hierarchy(zk, store)
+    assert zk.open_group(store, mode="r").metadata.consolidated_metadata is None
+    theirs = zarr.open_group(store, mode="r", use_consolidated=False)
+    assert theirs.metadata.consolidated_metadata is None
+
+
+def test_a_snapshot_survives_changes_through_its_object_form() -> None:
+    store: dict[str, bytes] = {}
+    _hierarchy(zk, store)
+    zk.consolidate_metadata(store)
+    before = json.loads(store["zarr.json"])["consolidated_metadata"]
+    root = zk.open_group(store, mode="r+", consolidated=True)
+    root.attrs["k"] = 1  # rewrites the root's zarr.json through GroupMetadataV3.to_json
+    after = json.loads(store["zarr.json"])
+    assert after["attributes"] == {"k": 1}
+    assert after["consolidated_metadata"] == before
+
+
+def test_raw_dict_is_parsed_and_bad_entries_fail_when_read() -> None:
+    metadata = GroupMetadataV3(consolidated_metadata={
+        "kind": "inline", "must_understand": False,
+        "metadata": {"g": {"zarr_format": 3, "node_type": "nonsense"}}})
+    assert isinstance(metadata.consolidated_metadata, ConsolidatedMetadata)
+    with pytest.raises(zk.errors.MetadataError, match="node_type"):
+        _ = metadata.consolidated_metadata.metadata
+    with pytest.raises(zk.errors.MetadataError, match="kind"):
+        ConsolidatedMetadata.from_dict({"kind": "other", "metadata": {}})

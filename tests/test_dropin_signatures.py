@@ -1,0 +1,87 @@
+"""zarrkit's top-level creation and opening functions take every parameter that
+zarr-python's take, of the same kind and with the same default where a caller can tell."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import zarrkit as zk
+
+zarr = pytest.importorskip("zarr")
+
+FUNCTIONS = [
+    "array", "create", "create_array", "create_group", "create_hierarchy", "empty",
+    "empty_like", "from_array", "full", "full_like", "group", "load", "ones", "ones_like",
+    "open", "open_array", "open_consolidated", "open_group", "open_like", "save",
+    "save_array", "save_group", "tree", "zeros", "zeros_like", "consolidate_metadata",
+]
+# zarr-python's functions whose every argument is spelled out in zarrkit: no catch-all.
+EXPLICIT = ["create", "create_array", "create_group", "from_array", "group", "open",
+            "open_array", "open_group"]
+# Defaults that differ in spelling, not in effect: zarr-python's sentinel objects
+# (DefaultFillValue), its format default 3 (zarrkit: None, meaning
+# zarrkit.config.default_zarr_format, which is 3), its "" root path (zarrkit: None, the root
+# as well) and open/open_array's mode (zarr-python reads it from **kwargs).
+SAME_EFFECT = {
+    ("create_array", "zarr_format"), ("open_array", "path"), ("consolidate_metadata", "path"),
+}
+# zarr-python's *args that only ever carry the store: a positional store is enough.
+STORE_ARGS = {"open_consolidated"}
+
+KINDS = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _parameters(function: object) -> dict[str, inspect.Parameter]:
+    return dict(inspect.signature(function).parameters)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_zarrkit_takes_every_parameter_of_zarr_python(name: str) -> None:
+    theirs = _parameters(getattr(zarr, name))
+    ours = _parameters(getattr(zk, name))
+    catch_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in ours.values())
+    for pname, param in theirs.items():
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            assert name in EXPLICIT or catch_all, f"{name}() takes no **kwargs"
+            continue
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            if name in STORE_ARGS:
+                assert next(iter(ours.values())).kind in KINDS, f"{name}() lacks a store"
+            else:
+                assert any(p.kind is param.kind for p in ours.values()), f"{name}() lacks *args"
+            continue
+        assert pname in ours, f"zarrkit.{name}() lacks {pname!r}"
+        mine = ours[pname]
+        # Positional in zarr-python: positional at the same place in zarrkit.
+        if param.kind in KINDS:
+            assert mine.kind in KINDS, f"{name}({pname}) must be positional"
+            assert list(ours).index(pname) == list(theirs).index(pname), (name, pname)
+        else:
+            assert mine.kind is not inspect.Parameter.POSITIONAL_ONLY, (name, pname)
+        # A parameter that zarr-python makes optional is optional here too.
+        if param.default is not inspect.Parameter.empty:
+            assert mine.default is not inspect.Parameter.empty, f"{name}({pname}) required"
+            simple = isinstance(param.default, (bool, int, str, type(None)))
+            if simple and (name, pname) not in SAME_EFFECT:
+                assert mine.default == param.default, (name, pname, mine.default)
+
+
+@pytest.mark.parametrize("name", EXPLICIT)
+def test_explicit_functions_have_no_catch_all(name: str) -> None:
+    kinds = {p.kind for p in _parameters(getattr(zk, name)).values()}
+    assert inspect.Parameter.VAR_KEYWORD not in kinds
+
+
+@pytest.mark.parametrize("name", ["create_array", "open_array", "open_group", "open",
+                                  "group", "create_group", "from_array"])
+def test_a_misspelt_keyword_names_the_public_function(name: str) -> None:
+    with pytest.raises(TypeError, match=rf"{name}\(\) got an unexpected keyword"):
+        getattr(zk, name)({}, chunkz=(2,))
+
+
+def test_zarrkit_extras_stay() -> None:
+    assert "mmap" in _parameters(zk.open_array)
+    assert "write_empty_chunks" in _parameters(zk.create_array)
+    assert "consolidated" in _parameters(zk.open_group)
