@@ -40,7 +40,7 @@ def assert_same(actual: np.ndarray, expected: np.ndarray) -> None:
     elif expected.dtype.kind in "mM":
         assert actual.dtype == expected.dtype
         assert np.array_equal(actual.view("i8"), expected.view("i8"))  # NaT equals NaT
-    elif expected.dtype.kind == "O" or actual.dtype.kind == "O":
+    elif expected.dtype.kind == "O" or actual.dtype.kind in "OT":
         assert actual.tolist() == expected.tolist()
     else:
         assert actual.dtype == expected.dtype or actual.dtype.newbyteorder("=") == \

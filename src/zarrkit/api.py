@@ -688,7 +688,8 @@ def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = N
             join_path(group_path, ZMETADATA),
             dump_json({"metadata": documents, "zarr_consolidated_format": 1}),
         )
-    return open_group_node(store_obj, group_path, read_only=False)
+    # As zarr-python's, the group returned reads its members through the new snapshot.
+    return _open_group(store_obj, group_path, "r+", found.zarr_format, True, None)
 
 
 __all__ = [

@@ -58,6 +58,13 @@ _INERT_DEFAULTS: dict[str, Any] = {
     "buffer": "zarr.buffer.cpu.Buffer",
     "ndbuffer": "zarr.buffer.cpu.NDBuffer",
 }
+# Keys of newer zarr-python that its user guide sets (zarr-python 3.1.6 accepts any key):
+# accepted and ignored as the others, but not listed until set, as in zarr-python 3.1.6.
+_NEWER_INERT_DEFAULTS: dict[str, Any] = {
+    "array.rectilinear_chunks": False,
+    "attributes.non_finite_floats": "allow",
+    "attributes.non_string_keys": "warn",
+}
 _ZARR_PYTHON_KEYS = (*_ZARR_PYTHON_NAMES, *_INERT_DEFAULTS)
 _OWN_NAMES = ("threads", "fsync", "write_empty_chunks", "default_zarr_format", "file_locks",
               "max_chunk_bytes", "order")
@@ -65,7 +72,7 @@ _OWN_NAMES = ("threads", "fsync", "write_empty_chunks", "default_zarr_format", "
 
 def _setting_name(key: str) -> str:
     """zarrkit's name of the setting ``key`` (zarrkit's own or zarr-python's dotted key)."""
-    if key in _OWN_NAMES or key in _INERT_DEFAULTS:
+    if key in _OWN_NAMES or key in _INERT_DEFAULTS or key in _NEWER_INERT_DEFAULTS:
         return key
     if key in _ZARR_PYTHON_NAMES:
         return _ZARR_PYTHON_NAMES[key]
@@ -156,10 +163,12 @@ class Config:
             return default
 
     def _value(self, name: str) -> Any:
+        if name in _NEWER_INERT_DEFAULTS:
+            return self._inert.get(name, _NEWER_INERT_DEFAULTS[name])
         return self._inert[name] if name in _INERT_DEFAULTS else getattr(self, name)
 
     def _assign(self, name: str, value: Any) -> None:
-        if name in _INERT_DEFAULTS:
+        if name in _INERT_DEFAULTS or name in _NEWER_INERT_DEFAULTS:
             self._inert[name] = value
         else:
             setattr(self, name, value)

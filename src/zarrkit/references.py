@@ -324,6 +324,8 @@ def read_references(array: Array, selection: Any = Ellipsis) -> Any:
     """
     kind = _reference_kind(array)
     stored = array[selection]
+    if isinstance(stored, np.ndarray) and stored.dtype.kind == "T":  # v3 strings: objects
+        stored = stored.astype(object)
     if not isinstance(kind, list):
         return _decode_elements(stored)
     fields = _fields(kind, f"array {array.name!r}")

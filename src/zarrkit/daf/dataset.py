@@ -288,6 +288,8 @@ class DafDataset:
         if self._handle.can_map:
             array = Array(array.store, array.path, array.metadata, read_only=True, mmap=True)
         data = np.asarray(array[...])
+        if data.dtype.kind == "T":  # strings read as numpy's StringDType: Daf gives objects
+            data = data.astype(object)
         if data.flags.writeable:
             data.flags.writeable = False
         return data

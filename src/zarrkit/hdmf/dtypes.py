@@ -294,7 +294,7 @@ def hdmf_dtype_of(array: Array) -> str | list[dict[str, Any]]:
     if dtype.fields is not None:
         return [{"name": field, "dtype": _element_of(info[0], None, array.name)}
                 for field, info in dtype.fields.items()]
-    if dtype.kind == "O":
+    if dtype.kind in "OT":  # objects, or strings read as numpy's StringDType
         return _object_kind(array, zarr_dtype)
     return _element_of(dtype, zarr_dtype, array.name)
 

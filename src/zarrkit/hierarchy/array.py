@@ -146,6 +146,31 @@ def _largest_chunk_shape(shape: tuple[int, ...], grid_chunks: tuple[Any, ...]
         for size, chunks in zip(shape, grid_chunks, strict=True))
 
 
+def _string_dtype(metadata: Any) -> np.dtype[Any] | None:
+    """numpy's variable-width ``StringDType()`` when ``metadata`` describes variable-length
+    UTF-8 strings (the v3 ``string`` data type; a v2 object array whose object codec, its
+    first filter, is ``vlen-utf8``) and numpy has that type (2.0 on), else None:
+    zarr-python 3.1 reads and reports such arrays in that type. Chunks still hold them as
+    objects (what the codecs take and give).
+
+    >>> from zarrkit.hierarchy.creation import array_metadata
+    >>> _string_dtype(array_metadata(zarr_format=2, shape=(1,), dtype=str))
+    StringDType()
+    >>> _string_dtype(array_metadata(zarr_format=3, shape=(1,), dtype=bytes)) is None
+    True
+    """
+    string_type = getattr(np.dtypes, "StringDType", None)
+    if string_type is None or metadata.dtype.kind != "O":
+        return None
+    if metadata.zarr_format == 3:
+        strings = getattr(metadata.data_type, "kind", None) == "string"
+    else:
+        # Parsing checked that an object array's first filter is its object codec.
+        filters: tuple[Any, ...] = metadata.filters or ()
+        strings = bool(filters) and filters[0].get("id") == "vlen-utf8"
+    return string_type() if strings else None  # type: ignore[no-any-return]
+
+
 def _read_fill(metadata: Any) -> Any:
     """The value of elements in missing chunks: the fill value, or zero when it is null
     (the spec leaves such chunks undefined; zeros are what peers return)."""
@@ -245,9 +270,17 @@ class Array:
         except MetadataError as e:
             raise type(e)(f"array {self.name!r} ({self._metadata_key}): {e}") from e
         self._pipelines: dict[tuple[int, ...], Any] = {}
+        # Chunks hold the metadata's dtype; reads give (and ``dtype`` reports) the user's,
+        # which differs only for strings (see _string_dtype).
+        string_dtype = _string_dtype(metadata)
+        self._strings = string_dtype is not None
+        self._storage_dtype: np.dtype[Any] = metadata.dtype
+        self._dtype: np.dtype[Any] = string_dtype or metadata.dtype
         self._pipeline_sharding = getattr(self._pipeline, "sharding", None)
+        # Partial shard I/O decodes inner chunks straight into the output, in the storage
+        # dtype: strings (objects in chunks, StringDType out) go through whole shards.
         self._sharded_io = supports_partial_io(self._pipeline) if (
-            self._pipeline_sharding is not None) else False
+            self._pipeline_sharding is not None and not self._strings) else False
         if self._pipeline_sharding is not None and not self._regular:
             raise MetadataError(
                 f"array {self.name!r}: sharding needs a regular chunk grid")
@@ -333,8 +366,15 @@ class Array:
 
     @property
     def dtype(self) -> np.dtype[Any]:
-        """The numpy data type of the elements."""
-        return self._metadata.dtype
+        """The numpy data type of the elements: that of the metadata, except for
+        variable-length strings, numpy's ``StringDType()`` (from numpy 2; objects before),
+        as in zarr-python 3.1.
+
+        >>> import zarrkit as zk
+        >>> zk.create_array({}, shape=(2,), dtype="i2").dtype
+        dtype('int16')
+        """
+        return self._dtype
 
     @property
     def ndim(self) -> int:
@@ -835,7 +875,8 @@ class Array:
             problem = f"is a {type(out).__name__}, not a numpy array"
         elif tuple(out.shape) != tuple(shape):
             problem = f"has shape {out.shape}, the selection {tuple(shape)}"
-        elif out.dtype != self.dtype:
+        elif out.dtype != self.dtype and not (self._strings and out.dtype == self._storage_dtype):
+            # Strings may also be read into objects, as they were before StringDType.
             problem = f"has dtype {out.dtype}, the array {self.dtype}"
         elif not out.flags.writeable:
             problem = "is read-only"
@@ -932,7 +973,7 @@ class Array:
         if not projections:
             return 0
         chunk_shape = self._chunk_shape(projections[0].chunk_coords)
-        return len(projections) * math.prod(chunk_shape) * self.dtype.itemsize
+        return len(projections) * math.prod(chunk_shape) * self._storage_dtype.itemsize
 
     def _batch_reader(self, target: np.ndarray[Any, Any]
                       ) -> Callable[[Sequence[ChunkProjection]], list[bool]]:
@@ -951,7 +992,7 @@ class Array:
         reads_into = raw and not mapped and hasattr(self._store, "get_into")
         decodes_into = pipeline.decodes_into and not raw
 
-        dtype = self.dtype
+        dtype = self._storage_dtype
         order = self.order
         itemsize = dtype.itemsize
 
@@ -982,7 +1023,7 @@ class Array:
                 if destination is not None:
                     chunk_pipeline.decode_into(data, destination, what=what)
                     return
-                chunk = scratch_array(chunk_shape, self.dtype, self.order)
+                chunk = scratch_array(chunk_shape, dtype, self.order)
                 chunk_pipeline.decode_into(data, chunk, what=what)
             else:
                 chunk = self._pipeline_for(chunk_shape).decode(data, what=what)
@@ -992,7 +1033,7 @@ class Array:
             chunk_shape = self._chunk_shape(projection.chunk_coords)
             destination = self._whole_chunk_view(target, projection, chunk_shape)
             chunk = destination if destination is not None else scratch_array(
-                chunk_shape, self.dtype, self.order)
+                chunk_shape, dtype, self.order)
             flat = chunk.reshape(-1, order="A")  # type: ignore[call-overload]
             buffer = flat.view(np.uint8).data
             try:
@@ -1149,8 +1190,18 @@ class Array:
         With ``check``, its elements are also run through the codecs that may refuse them
         (:meth:`_check_encodable`): a write of several chunks must not fail after storing
         some of them."""
-        dtype = self.dtype
-        if dtype.kind == "O":
+        dtype = self._storage_dtype
+        if self._strings:
+            # As zarr-python: values become text as numpy's StringDType converts them (str()
+            # of a number or None, bytes decoded), then objects, which the codecs take.
+            strings = np.asarray(value, dtype=self._dtype)
+            if strings.ndim == 0:
+                text = strings[()]
+                if check:
+                    self._check_encodable(np.full(1, text, dtype=object))
+                return text, True
+            array = strings.astype(object)
+        elif dtype.kind == "O":
             if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
                 if check:
                     self._check_encodable(np.full(1, value, dtype=object))
@@ -1192,7 +1243,7 @@ class Array:
             pipeline = pipeline.sharding.inner_pipeline
         if self._metadata.zarr_format == 3:
             stages = [*pipeline.array_array,
-                      *([pipeline.array_bytes] if self.dtype.hasobject else [])]
+                      *([pipeline.array_bytes] if self._storage_dtype.hasobject else [])]
             shape = tuple(pipeline.spec.shape)
         else:
             stages, shape = list(pipeline.filters), tuple(pipeline.chunk_shape)
@@ -1216,7 +1267,7 @@ class Array:
 
     def _empty_chunk(self, chunk_coords: tuple[int, ...]) -> np.ndarray[Any, Any]:
         shape = self._chunk_shape(chunk_coords)
-        return np.full(shape, self._fill, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
+        return np.full(shape, self._fill, dtype=self._storage_dtype, order=self.order)  # type: ignore[call-overload]
 
     def _load_chunk_for_update(self, key: str, chunk_coords: tuple[int, ...]
                                ) -> np.ndarray[Any, Any]:
@@ -1230,7 +1281,7 @@ class Array:
         fill = self._metadata.fill_value
         if fill is None:
             return False
-        kind = self.dtype.kind
+        kind = self._storage_dtype.kind
         if kind in "biuf" and chunk.size:
             # Data rarely equals the fill value everywhere: one element usually settles
             # it without comparing (and allocating a mask for) the whole chunk.
@@ -1241,7 +1292,8 @@ class Array:
             return all(item == fill for item in chunk.ravel(order="K"))
         if kind == "V" or kind in "mM":
             as_bytes = chunk.ravel(order="K").view(np.uint8)
-            fill_bytes = np.frombuffer(np.array(fill, dtype=self.dtype).tobytes(), np.uint8)
+            fill_bytes = np.frombuffer(np.array(fill, dtype=self._storage_dtype).tobytes(),
+                                       np.uint8)
             return bool((as_bytes.reshape(-1, fill_bytes.size) == fill_bytes).all())
         if kind == "c":
             return _all_equal_nan(chunk.real, fill.real) and _all_equal_nan(chunk.imag, fill.imag)
@@ -1267,6 +1319,7 @@ class Array:
         array, is_scalar = self._prepare_value(indexer, value, check=several)
         if several:
             self._check_chunks_to_update(indexer)
+        storage_dtype = self._storage_dtype
 
         def write_one(projection: ChunkProjection) -> None:
             key = self._chunk_key(projection.chunk_coords)
@@ -1275,10 +1328,10 @@ class Array:
                 if projection.is_complete:
                     if self._is_edge_chunk(projection.chunk_coords):
                         chunk = self._empty_chunk(projection.chunk_coords)
-                    elif self.dtype.hasobject:
-                        chunk = np.empty(self._grid_chunks, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
+                    elif storage_dtype.hasobject:
+                        chunk = np.empty(self._grid_chunks, dtype=storage_dtype, order=self.order)  # type: ignore[call-overload]
                     else:  # every element is written: no fill, and no fresh pages either
-                        chunk = scratch_array(self._grid_chunks, self.dtype, self.order)
+                        chunk = scratch_array(self._grid_chunks, storage_dtype, self.order)
                 else:
                     chunk = self._load_chunk_for_update(key, projection.chunk_coords)
                 chunk[projection.chunk_selection] = part

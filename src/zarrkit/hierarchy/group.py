@@ -213,7 +213,8 @@ class Group:
         return self._consolidated is not None
 
     def __repr__(self) -> str:
-        return f"<zarrkit.Group {self.name!r}>"
+        # zarr-python's form: the store's URL and the path.
+        return f"<Group {self.store_path}>"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Group) and self.store_path == other.store_path
@@ -283,7 +284,7 @@ class Group:
         >>> g.nmembers(), g.nmembers(max_depth=None)
         (1, 3)
         """
-        return sum(1 for _ in self.members(max_depth=max_depth))
+        return sum(1 for _ in self._iter_members(max_depth))
 
     # --- navigation -------------------------------------------------------------------------
     def _child_path(self, name: str) -> str:
@@ -423,38 +424,42 @@ class Group:
         return self._child_names()
 
     def members(self, max_depth: int | None = 0, *, use_consolidated_for_children: bool = True
-                ) -> Iterator[tuple[str, Array | Group]]:
-        """``(name, node)`` for direct members; ``max_depth=None`` walks the whole tree
-        (names then are paths relative to this group). Consolidated metadata, when the
-        group was opened with it, answers for the whole tree
+                ) -> tuple[tuple[str, Array | Group], ...]:
+        """``(name, node)`` for direct members, a tuple as zarr-python's; ``max_depth=None``
+        walks the whole tree (names then are paths relative to this group). Consolidated
+        metadata, when the group was opened with it, answers for the whole tree
         (``use_consolidated_for_children`` is accepted for zarr-python's sake).
 
         Without consolidated metadata, the members' documents are read together (listing
-        once); each node object is built as the iteration reaches it.
+        once).
 
         >>> import zarrkit as zk
         >>> g = zk.group({}); _ = g.create_group("a/b")
         >>> [name for name, _ in g.members(max_depth=None)]
         ['a', 'a/b']
         """
+        return tuple(self._iter_members(max_depth))
+
+    def _iter_members(self, max_depth: int | None = 0) -> Iterator[tuple[str, Array | Group]]:
+        """:meth:`members` one by one: each node is built as the iteration reaches it."""
         for name, found in self._member_nodes():
             node = node_from_found(self._store, found, read_only=self._read_only,
                                    consolidated=self._consolidated)
             yield name, node
             if isinstance(node, Group) and (max_depth is None or max_depth > 0):
                 deeper = None if max_depth is None else max_depth - 1
-                for sub_name, sub_node in node.members(max_depth=deeper):
+                for sub_name, sub_node in node._iter_members(deeper):
                     yield f"{name}/{sub_name}", sub_node
 
     def groups(self) -> Iterator[tuple[str, Group]]:
         """``(name, group)`` for the direct member groups."""
-        for name, node in self.members():
+        for name, node in self._iter_members():
             if isinstance(node, Group):
                 yield name, node
 
     def arrays(self) -> Iterator[tuple[str, Array]]:
         """``(name, array)`` for the direct member arrays."""
-        for name, node in self.members():
+        for name, node in self._iter_members():
             if isinstance(node, Array):
                 yield name, node
 
@@ -569,6 +574,7 @@ source_object_id=None)}
         ├── a
         │   └── x (2,) uint8
         └── b -> /a/x
+        <BLANKLINE>
         """
         lines = [self.name if self._path else "/"]
 
@@ -596,7 +602,7 @@ source_object_id=None)}
                     walk(node, indent + ("    " if last else "│   "), depth + 1)
 
         walk(self, "")
-        return "\n".join(lines)
+        return TreeText("\n".join(lines))
 
     # --- changes ----------------------------------------------------------------------------
     def _check_writable(self) -> None:
@@ -963,6 +969,23 @@ def node_from_found(
     return Group(store, found.path, zarr_format=found.zarr_format,
                  metadata=found.metadata if found.zarr_format == 3 else None,
                  read_only=read_only, attributes=found.attributes, consolidated=consolidated)
+
+
+class TreeText(str):
+    """The text of :meth:`Group.tree`: equal to the lines joined, and printed (``str``,
+    ``repr``) with a final newline as zarr-python's tree prints.
+
+    >>> t = TreeText("/\\n└── a")
+    >>> t == "/\\n└── a", str(t)
+    (True, '/\\n└── a\\n')
+    """
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return f"{str.__str__(self)}\n"
+
+    __repr__ = __str__
 
 
 def open_group_node(

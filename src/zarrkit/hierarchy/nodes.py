@@ -543,7 +543,7 @@ def require_node(
 
 def store_url(store: Store) -> str:
     """The URL that names ``store`` in :class:`StorePath`, written as zarr-python writes
-    its stores' (``memory://<id>``, ``file:///abs/dir``, ``zip:///abs/a.zip``); a remote
+    its stores' (``memory://<id>``, ``file://dir`` as given, ``zip:///abs/a.zip``); a remote
     store's own URL; else ``<kind>://<location>``.
 
     >>> from zarrkit.storage import MemoryStore
@@ -557,7 +557,7 @@ def store_url(store: Store) -> str:
     if isinstance(store, MemoryStore):
         return f"memory://{id(store)}"
     if isinstance(store, DirectoryStore):
-        return f"file://{store.root.as_posix()}"
+        return f"file://{store.given_root.as_posix()}"
     if isinstance(store, ZipStore):
         return f"zip://{store.path.absolute().as_posix()}"
     url = getattr(store, "url", None)

@@ -191,5 +191,7 @@ def normalize_dtype(dtype: Any) -> np.dtype[Any]:
         result = np.dtype(dtype)
     except TypeError as e:
         raise UnsupportedDataTypeError(f"unsupported dtype {dtype!r}: {e}") from e
+    if result.kind == "T":  # numpy's StringDType: variable-length text, stored as objects
+        return np.dtype(object)
     dtype_to_json_v2(result)
     return result

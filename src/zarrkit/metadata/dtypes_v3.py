@@ -20,6 +20,9 @@ kind                      data types                                        nump
 ``"bytes"``               ``variable_length_bytes`` (alias ``bytes``)       ``object`` (bytes)
 ========================  ================================================  ==================
 
+Chunks of ``string`` hold objects; arrays read them as numpy's ``StringDType()`` from numpy
+2, as zarr-python 3.1 does (:attr:`zarrkit.Array.dtype`).
+
 >>> parse_data_type_v3("int16").numpy
 dtype('int16')
 >>> data_type_v3_from_numpy(np.dtype("S5")).json

@@ -109,6 +109,8 @@ class DirectoryStore(Store):
 
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.root = Path(root).absolute()
+        # zarr-python names a LocalStore by the path as given (``file://data/x.zarr``).
+        self.given_root = Path(root)
         self.read_only = read_only
         # Reads build file names by string concatenation: pathlib costs ~15 us per key,
         # as much as reading a small chunk.

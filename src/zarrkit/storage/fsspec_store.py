@@ -225,6 +225,18 @@ FsspecStore('memory://zarrkit-doc-class/data.zarr') is read-only
             {"max_concurrency": 1} if _accepts(getattr(fs, "_cat_file", None),
                                                "max_concurrency") else {})
 
+    @classmethod
+    def from_url(cls, url: str, storage_options: Mapping[str, Any] | None = None,
+                 read_only: bool = False, allowed_exceptions: Any = None) -> FsspecStore:
+        """The store at ``url``, as zarr-python's ``FsspecStore.from_url`` makes it
+        (``allowed_exceptions`` is accepted for that signature: zarrkit treats only a
+        missing key as missing).
+
+        >>> FsspecStore.from_url("memory://zarrkit-doc-from-url", read_only=True).read_only
+        True
+        """
+        return cls(url, storage_options=storage_options, read_only=read_only)
+
     def __repr__(self) -> str:
         return f"FsspecStore({self.url!r})"
 
