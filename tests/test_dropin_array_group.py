@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zarrkit as zk
-from zarrkit.errors import ArrayNotFoundError, GroupNotFoundError, UnsupportedOperationError
+from zarrkit.errors import ArrayNotFoundError, GroupNotFoundError
 from zarrkit.hierarchy.array import ArrayConfig
 
 warnings.filterwarnings("ignore", category=UserWarning, module="zarr")
@@ -237,10 +237,52 @@ def test_array_config_and_with_config_match_zarr_python(zarr_format: int) -> Non
     b2[...] = 0
     assert b2.nchunks_initialized == a2.nchunks_initialized == 2
     assert b.config.write_empty_chunks is False and b2 == b
-    with pytest.raises(UnsupportedOperationError):
-        b.with_config({"order": "F"})
+    a3, b3 = a.with_config({"order": "F"}), b.with_config({"order": "F"})
+    assert b3.config == ArrayConfig("F", False) and b.config.order == "C"
+    assert (b3.config.order, b3.config.write_empty_chunks) == (
+        a3.config.order, a3.config.write_empty_chunks)
     with pytest.raises(TypeError):
         b.with_config({"colour": "red"})
+
+
+_SELECTIONS = st.sampled_from([
+    ("basic", np.s_[...]), ("basic", np.s_[1:4, 2:]), ("basic", np.s_[::2, 1::3]),
+    ("basic", np.s_[2]), ("basic", np.s_[1:3, 4]), ("orthogonal", ([0, 4, 2], [1, 3])),
+    ("coordinate", ([0, 4, 2], [1, 3, 5])), ("block", np.s_[0:2, 0]),
+])
+
+
+@settings(max_examples=30, deadline=None)
+@given(zarr_format=st.sampled_from([2, 3]), stored=st.sampled_from(["C", "F"]),
+       wanted=st.sampled_from(["C", "F"]), sharded=st.booleans(), selection=_SELECTIONS)
+def test_config_order_lays_out_what_reads_return_as_zarr_python(
+        zarr_format: int, stored: str, wanted: str, sharded: bool,
+        selection: tuple[str, Any]) -> None:
+    # Values: numpy. Memory order of what a read returns: zarr-python with the same config.
+    data = np.arange(5 * 6, dtype="i4").reshape(5, 6)
+    kw: dict[str, Any] = {"shape": data.shape, "chunks": (2, 3), "dtype": "i4",
+                          "zarr_format": zarr_format}
+    if zarr_format == 2:
+        kw["order"] = stored
+    elif sharded:
+        kw["shards"] = (4, 6)
+    theirs = zarr.create_array(zarr.storage.MemoryStore(), **kw)
+    ours = zk.create_array(zk.MemoryStore(), **kw)
+    theirs[...] = data
+    ours[...] = data
+    theirs, ours = theirs.with_config({"order": wanted}), ours.with_config({"order": wanted})
+    kind, sel = selection
+    got = getattr(ours, f"get_{kind}_selection")(sel)
+    expected = getattr(theirs, f"get_{kind}_selection")(sel)
+    np.testing.assert_array_equal(got, expected)
+    if kind != "block":
+        np.testing.assert_array_equal(got, data[np.ix_(*sel)] if kind == "orthogonal"
+                                      else data[sel])
+    assert (got.flags.f_contiguous, got.flags.c_contiguous) == (
+        expected.flags.f_contiguous, expected.flags.c_contiguous)
+    assert ours.config.order == wanted
+    # What is stored keeps its order: a plain handle reads the same values.
+    np.testing.assert_array_equal(zk.open_array(ours.store, mode="r")[...], data)
 
 
 def test_store_path_prints_as_zarr_python_does(tmp_path: Path) -> None:

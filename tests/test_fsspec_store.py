@@ -177,7 +177,7 @@ def test_repr_identity_and_url(s3: S3Server) -> None:
     url = s3.new_url()
     store = s3.store(url + "/", path="sub/x.zarr")
     assert store.url == url + "/sub/x.zarr"
-    assert repr(store) == f"FsspecStore({url + '/sub/x.zarr'!r})"
+    assert repr(store) == f"<FsspecStore(S3FileSystem, {url[5:]}/sub/x.zarr)>"
     assert store.lock_identity == ("fsspec", "s3", url[5:] + "/sub/x.zarr")
     assert store.lock_identity == s3.store(url + "/sub/x.zarr").lock_identity
     assert store.conditional_writes

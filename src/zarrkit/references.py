@@ -141,8 +141,8 @@ class Reference:
         >>> import zarrkit as zk
         >>> root = zk.group({})
         >>> _ = root.create_array("data", shape=(2,), dtype="u1")
-        >>> Reference("/data").resolve(root)
-        <zarrkit.Array '/data' shape=(2,) dtype=uint8>
+        >>> Reference("/data").resolve(root)  # doctest: +ELLIPSIS
+        <Array memory://.../data shape=(2,) dtype=uint8>
         >>> Reference("/nope").resolve(root)
         Traceback (most recent call last):
         zarrkit.errors.LinkError: no array or group at path '/nope' in source '.'

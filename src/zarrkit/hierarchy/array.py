@@ -61,6 +61,7 @@ from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZATTRS
 from zarrkit.paths import join_path, key_prefix
 from zarrkit.storage.base import Store
+from zarrkit.storage.directory import DirectoryStore
 
 # Reads with less work than this run in the calling thread: handing a few small chunks
 # to the pool costs more in wake-ups and GIL hand-offs than decoding them (S6's 16^3
@@ -215,6 +216,9 @@ class Array:
                 f"mmap=True needs a store that can map values (directory or ZIP); "
                 f"{store!r} cannot")
         self._mmap = mmap
+        # zarr-python's config order when it differs from the stored one (else None): for
+        # format 3 the memory order of what reads return; what is stored does not change.
+        self._config_order: str | None = None
         self._store = store
         self._path = path
         self._read_only = read_only
@@ -541,16 +545,15 @@ class Array:
 
     # --- zarr-python's handle API: config, store path, chunk sizes, equality -----------------
     def info_complete(self) -> ArrayInfo:
-        """The summary with what needs the store listed (bytes stored, chunks
-        initialized), as zarr-python's ``info_complete()``; zarrkit's :attr:`info` already
-        holds those rows, so both give the same table.
+        """The summary with what needs the store listed (bytes stored, chunks or shards
+        initialized), as zarr-python's ``info_complete()``.
 
         >>> import zarrkit as zk
         >>> a = zk.create_array({}, shape=(4,), chunks=(2,), dtype="u1"); a[:2] = 1
-        >>> dict(a.info_complete().items())["Chunks initialized"]
-        '1/2'
+        >>> dict(a.info_complete().items())["Chunks Initialized"]
+        '1'
         """
-        return ArrayInfo(self)
+        return ArrayInfo(self, complete=True)
 
     @property
     def config(self) -> ArrayConfig:
@@ -561,20 +564,24 @@ class Array:
         >>> zk.create_array({}, shape=(2,), dtype="u1").config
         ArrayConfig(order='C', write_empty_chunks=False)
         """
-        return ArrayConfig(order=self.order, write_empty_chunks=self.write_empty_chunks)
+        return ArrayConfig(order=self._config_order or self.order,
+                           write_empty_chunks=self.write_empty_chunks)
 
     def with_config(self, config: ArrayConfig | dict[str, Any]) -> Array:
         """A new handle on the same array with ``config`` (an :class:`ArrayConfig`, or a
         dict of some of its fields, the others kept from this handle's), as zarr-python.
 
-        ``order`` is the array's stored layout in zarrkit, so a different one is refused
-        (UnsupportedOperationError) rather than ignored.
+        ``order`` is, for format 3, the memory order of what reads return (equal values);
+        the stored order (:attr:`order`) does not change. Format 2 reads keep returning the
+        stored order, as zarr-python's.
 
         >>> import zarrkit as zk
-        >>> a = zk.create_array({}, shape=(2,), dtype="u1", fill_value=0)
-        >>> b = a.with_config({"write_empty_chunks": True})
+        >>> a = zk.create_array({}, shape=(2, 2), dtype="u1", fill_value=0)
+        >>> b = a.with_config({"write_empty_chunks": True, "order": "F"})
         >>> b.config.write_empty_chunks, a.config.write_empty_chunks, a == b
         (True, False, True)
+        >>> b[:].flags.f_contiguous, a[:].flags.f_contiguous, b.order
+        (True, False, 'C')
         """
         if isinstance(config, ArrayConfig):
             new = config
@@ -587,12 +594,10 @@ class Array:
         else:
             raise TypeError(f"config must be an ArrayConfig or a dict, "
                             f"not {type(config).__name__}")
-        if new.order != self.order:
-            raise UnsupportedOperationError(
-                f"array {self.name!r} has order {self.order!r}: zarrkit reads and writes "
-                f"in the stored order, so config order {new.order!r} cannot apply")
-        return Array(self._store, self._path, self._metadata, read_only=self._read_only,
-                     write_empty_chunks=bool(new.write_empty_chunks), mmap=self._mmap)
+        handle = Array(self._store, self._path, self._metadata, read_only=self._read_only,
+                       write_empty_chunks=bool(new.write_empty_chunks), mmap=self._mmap)
+        handle._config_order = new.order if new.order != self.order else None
+        return handle
 
     @property
     def store_path(self) -> StorePath:
@@ -682,10 +687,16 @@ class Array:
         """
         # Format-2 attributes live in their own document: the copy reads them when asked.
         return (_unpickle_array, (self._store, self._path, self._metadata, self._read_only,
-                                  self._write_empty_chunks, self._mmap))
+                                  self._write_empty_chunks, self._mmap, self._config_order))
 
     def __repr__(self) -> str:
-        return f"<zarrkit.Array {self.name!r} shape={self.shape} dtype={self.dtype}>"
+        """As zarr-python prints an array: its store path, shape and data type.
+
+        >>> import zarrkit as zk
+        >>> zk.create_array({}, shape=(2,), dtype="u1")  # doctest: +ELLIPSIS
+        <Array memory://... shape=(2,) dtype=uint8>
+        """
+        return f"<Array {self.store_path} shape={self.shape} dtype={self.dtype}>"
 
     def __len__(self) -> int:
         if not self.shape:
@@ -851,13 +862,30 @@ class Array:
         self._check_allocation_limit()
         if self._sharded_io:
             # Decodes straight into ``out`` (checked there against the selection).
-            return read_sharded(self, factory, selection, out)
+            return self._in_read_order(read_sharded(self, factory, selection, out), out)
         indexer = factory(selection, self.shape, self._grid_chunks)
         if self._mmap and out is None and factory is basic_indexer and indexer.nchunks == 1:
             view = self._mapped_selection(indexer)
-            if view is not None:
+            if view is not None:  # a view into the file is the point of mmap=: no copy
                 return view
-        return self._read(indexer, out)
+        return self._in_read_order(self._read(indexer, out), out)
+
+    @property
+    def _read_order(self) -> str | None:
+        """The memory order of what reads return when it is not C (None): the config
+        order of a format 3 handle; the stored order of a format 2 array, whatever the
+        config, as zarr-python's."""
+        if self._metadata.zarr_format == 3:
+            return self._config_order
+        return "F" if self.order == "F" else None
+
+    def _in_read_order(self, result: Any, out: Any) -> Any:
+        """``result`` in the handle's config order (a copy only when a path could not
+        allocate it so); a caller's ``out`` is returned as it is."""
+        if (self._read_order != "F" or out is not None or not isinstance(result, np.ndarray)
+                or result.flags.f_contiguous):
+            return result
+        return np.asfortranarray(result)
 
     def _set(self, factory: Any, selection: Any, value: Any) -> None:
         self._check_writable()
@@ -893,7 +921,11 @@ class Array:
         flat = getattr(indexer, "flat_output", False)
         if out is None:
             try:
-                result = allocate(indexer.shape, self.dtype)
+                if self._read_order == "F" and not flat:
+                    # An F-ordered array is the transpose of a C-ordered one.
+                    result = allocate(tuple(indexer.shape)[::-1], self.dtype).T
+                else:
+                    result = allocate(indexer.shape, self.dtype)
             except ResourceLimitError as e:
                 raise ResourceLimitError(f"reading array {self.name!r}: {e}") from e
         else:
@@ -1497,9 +1529,12 @@ class BlockIndex:
 
 
 def _unpickle_array(store: Store, path: str, metadata: Any, read_only: bool,
-                    write_empty_chunks: bool | None, mmap: bool) -> Array:
-    return Array(store, path, metadata, read_only=read_only,
-                 write_empty_chunks=write_empty_chunks, mmap=mmap)
+                    write_empty_chunks: bool | None, mmap: bool,
+                    config_order: str | None = None) -> Array:
+    array = Array(store, path, metadata, read_only=read_only,
+                  write_empty_chunks=write_empty_chunks, mmap=mmap)
+    array._config_order = config_order
+    return array
 
 
 def _all_equal_nan(values: np.ndarray[Any, Any], fill: Any) -> bool:
@@ -1594,50 +1629,106 @@ class ArrayConfig:
 
 
 class ArrayInfo:
-    """A printable summary of an array (``print(a.info)``)."""
+    """A printable summary of an array laid out as zarr-python's: ``a.info`` holds what
+    the metadata says, ``a.info_complete()`` adds what needs the store listed (bytes
+    stored, chunks or shards initialized).
 
-    def __init__(self, array: Array) -> None:
+    >>> import zarrkit as zk
+    >>> a = zk.create_array({}, shape=(4,), chunks=(2,), dtype="u1"); a[:2] = 1
+    >>> dict(a.info_complete().items())["Chunks Initialized"]
+    '1'
+    """
+
+    def __init__(self, array: Array, *, complete: bool = False) -> None:
         self._array = array
+        self._complete = complete
 
     def items(self) -> list[tuple[str, str]]:
-        """The summary as (label, value) rows."""
+        """The summary as (label, value) rows, in zarr-python's order."""
         a = self._array
-        stored = a.nbytes_stored
-        ratio = f"{a.nbytes / stored:.1f}" if stored else "-"
-        return [
-            ("Type", "Array"),
-            ("Name", a.name),
-            ("Zarr format", str(a.zarr_format)),
-            ("Data type", str(a.dtype)),
-            ("Shape", str(a.shape)),
-            ("Chunk shape", str(a.chunks)),
-            ("Shard shape", str(a.shards) if a.shards else "-"),
-            ("Order", a.order),
-            ("Fill value", repr(a.fill_value)),
-            ("Read-only", str(a.read_only)),
-            ("Store type", type(a.store).__name__),
-            ("Filters", ", ".join(repr(f) for f in a.filters) or "-"),
-            ("Compressors", ", ".join(repr(c) for c in a.compressors) or "-"),
-            ("No. bytes", f"{a.nbytes} ({_human(a.nbytes)})"),
-            ("No. bytes stored", f"{stored} ({_human(stored)})"),
-            ("Storage ratio", ratio),
-            ("Chunks initialized", f"{a.nchunks_initialized}/{a.nchunks}"),
-        ]
+        rows = [("Type", "Array"), ("Zarr format", str(a.zarr_format)),
+                ("Data type", _data_type_repr(a)), ("Fill value", str(a.fill_value)),
+                ("Shape", str(a.shape))]
+        if a.shards is not None:
+            rows.append(("Shard shape", str(a.shards)))
+        store = a.store
+        store_type = "LocalStore" if isinstance(store, DirectoryStore) else type(store).__name__
+        rows += [("Chunk shape", str(a.chunks)), ("Order", a.order),
+                 ("Read-only", str(a.read_only)), ("Store type", store_type),
+                 ("Filters", repr(tuple(a.filters)))]
+        if a.serializer is not None:
+            rows.append(("Serializer", repr(a.serializer)))
+        rows += [("Compressors", repr(tuple(a.compressors))), ("No. bytes", _byte_info(a.nbytes))]
+        if self._complete:
+            stored = int(a.nbytes_stored)
+            rows.append(("No. bytes stored", _byte_info(stored)))
+            if stored > 0:
+                rows.append(("Storage ratio", f"{a.nbytes / stored:.1f}"))
+            label = "Shards Initialized" if a.shards is not None else "Chunks Initialized"
+            rows.append((label, str(a.nchunks_initialized)))
+        return rows
 
     def __repr__(self) -> str:
-        rows = self.items()
-        width = max(len(label) for label, _ in rows)
-        return "\n".join(f"{label:<{width}} : {value}" for label, value in rows)
+        return "\n".join(f"{label:<18} : {value}" for label, value in self.items())
 
     __str__ = __repr__
 
 
-def _human(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.1f}{unit}" if unit != "B" else f"{n}B"
+# zarr-python's data type class per numpy kind and item size (its ``ZDType`` reprs).
+_NUMERIC_TYPE_NAMES = {"i": "Int", "u": "UInt", "f": "Float", "c": "Complex"}
+
+
+def _data_type_repr(array: Array) -> str:
+    """The array's data type as zarr-python prints its data type object.
+
+    >>> import zarrkit as zk
+    >>> _data_type_repr(zk.create_array({}, shape=(1,), dtype=">i4", zarr_format=2))
+    "Int32(endianness='big')"
+    """
+    dtype = array.dtype
+    order = {"<": "'little'", ">": "'big'", "=": repr(sys.byteorder)}.get(dtype.byteorder)
+    # A format 3 array holds its byte order in the ``bytes`` codec, as zarr-python's type.
+    endian = getattr(array.serializer, "endian", None)
+    if order is not None and endian is not None:
+        order = repr(getattr(endian, "value", endian))
+    if dtype.kind == "b":
+        return "Bool()"
+    if dtype.kind in _NUMERIC_TYPE_NAMES:
+        name = f"{_NUMERIC_TYPE_NAMES[dtype.kind]}{dtype.itemsize * 8}"
+        return f"{name}()" if order is None else f"{name}(endianness={order})"
+    if dtype.kind in "mM":
+        unit, count = np.datetime_data(dtype)
+        name = "DateTime64" if dtype.kind == "M" else "TimeDelta64"
+        return f"{name}(endianness={order}, scale_factor={count}, unit={unit!r})"
+    if dtype.kind == "U":
+        return f"FixedLengthUTF32(length={dtype.itemsize // 4}, endianness={order})"
+    if dtype.kind == "S":
+        return f"NullTerminatedBytes(length={dtype.itemsize})"
+    if dtype.kind == "V" and dtype.fields is None:
+        return f"RawBytes(length={dtype.itemsize})"
+    if dtype.kind in "OT" and array.metadata.zarr_format == 3:
+        name = array.metadata.data_type.name
+        if name == "string":
+            return "VariableLengthUTF8()"
+        if name in ("bytes", "variable_length_bytes"):
+            return "VariableLengthBytes()"
+    return str(dtype)
+
+
+def _byte_info(size: int) -> str:
+    """A byte count as zarr-python's summaries print it: bare below 1 KiB, else with a
+    binary-unit size (``K``, ``M``, ...) after it.
+
+    >>> _byte_info(1000), _byte_info(40000), _byte_info(400_000_000)
+    ('1000', '40000 (39.1K)', '400000000 (381.5M)')
+    """
+    if size < 1024:
+        return str(size)
+    value = float(size)
+    for unit in "KMGTP":
         value /= 1024
-    return f"{n}B"
+        if value < 1024 or unit == "P":
+            return f"{size} ({value:.1f}{unit})"
+    raise AssertionError("unreachable")
 
 

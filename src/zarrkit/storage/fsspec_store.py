@@ -169,13 +169,13 @@ class FsspecStore(Store):
     store then checks, then writes.
 
     >>> s = FsspecStore("memory://zarrkit-doc-class", "data.zarr", read_only=True)
-    >>> s, s.read_only, s.lock_identity
-    (FsspecStore('memory://zarrkit-doc-class/data.zarr'), True, \
+    >>> s.url, s.read_only, s.lock_identity
+    ('memory://zarrkit-doc-class/data.zarr', True, \
 ('fsspec', 'memory', '/zarrkit-doc-class/data.zarr'))
     >>> s.set("k", b"v")
     Traceback (most recent call last):
     zarrkit.errors.ReadOnlyError: cannot write 'k': \
-FsspecStore('memory://zarrkit-doc-class/data.zarr') is read-only
+<FsspecStore(MemoryFileSystem, /zarrkit-doc-class/data.zarr)> is read-only
     """
 
     supports_listing: bool = True
@@ -238,7 +238,12 @@ FsspecStore('memory://zarrkit-doc-class/data.zarr') is read-only
         return cls(url, storage_options=storage_options, read_only=read_only)
 
     def __repr__(self) -> str:
-        return f"FsspecStore({self.url!r})"
+        """As zarr-python prints the store: its file system's class and its root path.
+
+        >>> FsspecStore("memory://zarrkit-doc-repr/x")
+        <FsspecStore(MemoryFileSystem, /zarrkit-doc-repr/x)>
+        """
+        return f"<FsspecStore({type(self.fs).__name__}, {self.root or '/'})>"
 
     @property
     def lock_identity(self) -> Hashable:
