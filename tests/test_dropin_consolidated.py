@@ -115,3 +115,31 @@ def test_raw_dict_is_parsed_and_bad_entries_fail_when_read() -> None:
         _ = metadata.consolidated_metadata.metadata
     with pytest.raises(zk.errors.MetadataError, match="kind"):
         ConsolidatedMetadata.from_dict({"kind": "other", "metadata": {}})
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_writer_reaches_nodes_its_stale_snapshot_lacks(zarr_format: int) -> None:
+    """Writable modes read through consolidated metadata when present (zarr-python's
+    default), but a node created after the snapshot without recording it there (a killed
+    writer; another library) must stay reachable to a writer; a reader keeps to the
+    snapshot, as zarr-python's does."""
+    store: dict[str, Any] = {}
+    root = zk.open_group(store, mode="w", zarr_format=zarr_format)
+    root.create_group("g")
+    zk.consolidate_metadata(store)
+    # Written behind the snapshot's back, as a plain store write.
+    late: dict[str, Any] = {}
+    zk.create_array(late, name="g/late", shape=(2,), dtype="u1", zarr_format=zarr_format)
+    for key, value in late.items():
+        if key.startswith("g/late/"):
+            store[key] = value
+    reader = zk.open_group(store, mode="r")
+    with pytest.raises(KeyError):
+        reader["g/late"]
+    for mode in ("r+", "a"):
+        writer = zk.open_group(store, mode=mode)
+        assert writer.consolidated
+        late_array = writer["g/late"]
+        assert isinstance(late_array, zk.Array) and late_array.shape == (2,)
+        late_array.attrs["seen"] = True
+    assert zk.open_group(store, mode="r", use_consolidated=False)["g/late"].attrs["seen"]

@@ -293,10 +293,20 @@ class Group:
             raise NodeNotFoundError("a member name must not be empty")
         return join_path(self._path, relative)
 
+    def _find(self, path: str) -> FoundNode | None:
+        """The node at store path ``path``, from the consolidated snapshot when this group
+        reads through one. A writable group that misses a node there looks in the store:
+        a writer must see every node, and a snapshot can lack the nodes that a killed
+        writer (or a library that does not keep it current) created after it."""
+        found = find_node(self._store, path, self._consolidated)
+        if found is None and self._consolidated is not None and not self._read_only:
+            found = find_node(self._store, path)
+        return found
+
     def _find_real(self, path: str) -> Array | Group | None:
         """The real node (not a link) at store path ``path``, read as this group reads
         (consolidated metadata, read-only-ness), or None."""
-        found = find_node(self._store, path, self._consolidated)
+        found = self._find(path)
         if found is None:
             return None
         return node_from_found(self._store, found, read_only=self._read_only,
@@ -316,7 +326,7 @@ class Group:
         so a KeyError) naming the link and its target.
         """
         path = self._child_path(name)
-        found = find_node(self._store, path, self._consolidated)
+        found = self._find(path)
         if found is None:
             return self._through_links(path)
         return node_from_found(self._store, found, read_only=self._read_only,
