@@ -359,3 +359,15 @@ def test_zip_store_from_file_objects(tmp_path: Any) -> None:
         np.testing.assert_array_equal(zk.open_array(store, path="a", mode="r")[...], theirs)
     with pytest.raises(TypeError, match="open binary file"):
         zk.ZipStore(object())  # type: ignore[arg-type]
+
+
+def test_memory_store_takes_zarr_pythons_keywords() -> None:
+    import inspect
+
+    theirs = inspect.signature(zarr.storage.MemoryStore.__init__).parameters
+    ours = inspect.signature(zk.MemoryStore.__init__).parameters
+    assert set(theirs) <= set(ours)
+    backing: dict[str, bytes] = {}
+    store = zk.MemoryStore(store_dict=backing, read_only=False)
+    zk.create_array(store, shape=(2,), dtype="u1")
+    assert "zarr.json" in backing  # the dict given is the one written to

@@ -346,3 +346,23 @@ def test_write_and_read_chunk_sizes_tile_the_array(shape: list[int], data: st.Da
         for s, o, i in zip(shape, outer, inner, strict=True))
     assert a.read_chunk_sizes == expected_read
     assert all(sum(sizes) == s for sizes, s in zip(a.read_chunk_sizes, shape, strict=True))
+
+
+@pytest.mark.parametrize("existing", ["array", "group"])
+@pytest.mark.parametrize("new", ["array", "group"])
+def test_group_methods_name_what_is_in_the_way_as_zarr_python(existing: str, new: str) -> None:
+    raised = []
+    for lib, store in ((zarr, zarr.storage.MemoryStore()), (zk, {})):
+        g = lib.group(store)
+
+        def make(kind: str, group: Any = g) -> None:
+            if kind == "array":
+                group.create_array("x", shape=(1,), dtype="u1")
+            else:
+                group.create_group("x")
+
+        make(existing)
+        with pytest.raises(Exception) as info:
+            make(new)
+        raised.append(type(info.value).__name__)
+    assert raised[1] == raised[0] == f"Contains{existing.capitalize()}Error"

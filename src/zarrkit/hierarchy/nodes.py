@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 from zarrkit.concurrency import parallel_batches
 from zarrkit.errors import (
     ArrayNotFoundError,
+    ContainsArrayError,
+    ContainsGroupError,
     ContainsNodeError,
     GroupNotFoundError,
     MetadataError,
@@ -398,7 +400,9 @@ def _clear_for_new_node(store: Store, path: str, existing: NodeKind | None, *,
     if existing is None:
         return
     if not overwrite:
-        raise ContainsNodeError(f"{existing} already exists at path {path or '/'!r}")
+        # zarr-python's classes, named after what is there (both are ContainsNodeErrors).
+        error = ContainsArrayError if existing == "array" else ContainsGroupError
+        raise error(f"{existing} already exists at path {path or '/'!r}")
     delete_node(store, path)
 
 

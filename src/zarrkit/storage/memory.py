@@ -27,10 +27,12 @@ class MemoryStore(Store):
     """
 
     def __init__(
-        self, data: MutableMapping[str, bytes] | None = None, *, read_only: bool = False
+        self, store_dict: MutableMapping[str, bytes] | None = None, *,
+        read_only: bool = False
     ) -> None:
-        # A dict passed in is used as is (writes show up in it), as zarr-python does.
-        self._data: MutableMapping[str, bytes] = {} if data is None else data
+        # A dict passed in is used as is (writes show up in it), as zarr-python does; the
+        # parameter has zarr-python's name.
+        self._data: MutableMapping[str, bytes] = {} if store_dict is None else store_dict
         self._lock = threading.Lock()
         self.read_only = read_only
 
