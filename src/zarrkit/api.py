@@ -28,6 +28,7 @@ from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.creation import array_metadata, normalize_shape
 from zarrkit.hierarchy.group import Group, node_from_found, open_group_node
 from zarrkit.hierarchy.nodes import (
+    DEFAULT,
     ZARR_JSON,
     FoundNode,
     create_array_node,
@@ -140,7 +141,7 @@ def _new_array(
     """Create the array at ``path`` from normalized ``create_array`` arguments."""
     if order is None:
         order = (config or {}).get("order") or settings.order
-    options = {k: v for k, v in options.items() if v is not _KEEP_DEFAULT}
+    options = {k: v for k, v in options.items() if v is not DEFAULT}
     metadata = array_metadata(zarr_format=zarr_format or settings.default_zarr_format,
                               shape=shape, dtype=dtype, attributes=attributes, order=order,
                               **options)
@@ -153,8 +154,6 @@ def _new_array(
                  mmap=mmap)
 
 
-# A keyword left at this default is not passed on (the metadata builder's default applies).
-_KEEP_DEFAULT: Any = type("_Default", (), {"__repr__": lambda self: "<default>"})()
 
 
 def open_group(
@@ -366,8 +365,8 @@ def open_array(
         dimension_separator=dimension_separator,
         chunk_key_encoding=_chunk_key_encoding(chunk_key_encoding),
         codecs=codecs, dimension_names=dimension_names,
-        shards=_KEEP_DEFAULT if shards is None else shards,
-        serializer=_KEEP_DEFAULT if serializer == "auto" else serializer,
+        shards=DEFAULT if shards is None else shards,
+        serializer=DEFAULT if serializer == "auto" else serializer,
     )
 
 
@@ -539,9 +538,9 @@ def create_array(
         fill_value=fill_value, dimension_separator=dimension_separator,
         chunk_key_encoding=_chunk_key_encoding(chunk_key_encoding),
         dimension_names=dimension_names,
-        shards=_KEEP_DEFAULT if shards is None else shards,
-        serializer=_KEEP_DEFAULT if serializer == "auto" else serializer,
-        index_location=_KEEP_DEFAULT if index_location == "end" else index_location,
+        shards=DEFAULT if shards is None else shards,
+        serializer=DEFAULT if serializer == "auto" else serializer,
+        index_location=DEFAULT if index_location == "end" else index_location,
     )
     if source is not None and write_data:
         array[...] = source
@@ -563,7 +562,7 @@ def from_array(
     filters: Any = "keep",
     compressors: Any = "keep",
     serializer: Any = "keep",
-    fill_value: Any = _KEEP_DEFAULT,
+    fill_value: Any = DEFAULT,
     order: str | None = None,
     zarr_format: int | None = None,
     attributes: dict[str, Any] | None = None,
@@ -616,7 +615,7 @@ def from_array(
         source = data[...]
     else:
         source = np.asanyarray(data)
-    if fill_value is _KEEP_DEFAULT:
+    if fill_value is DEFAULT:
         fill_value = 0
     store_obj = make_store(store, mode="a", storage_options=storage_options)
     if codecs is not None and isinstance(chunks, str) and chunks == "keep":
