@@ -63,8 +63,11 @@ def assert_same(actual: Any, expected: Any) -> None:
 
 
 def read_fill(dtype: np.dtype[Any], fill: Any) -> Any:
-    """What a missing chunk reads as: the fill value, or zero for a null fill."""
-    return np.zeros((), dtype=dtype)[()] if fill is None else fill
+    """What a missing chunk reads as: the fill value, or for a null fill the type's default
+    (zero, NaT for times) as zarr-python reads it."""
+    if fill is not None:
+        return fill
+    return np.array("NaT", dtype=dtype)[()] if dtype.kind in "mM" else np.zeros((), dtype)[()]
 
 
 def chunk_keys(store: MemoryStore, prefix: str = "") -> list[str]:
@@ -394,13 +397,18 @@ def test_nan_fill_value() -> None:
 
 
 @pytest.mark.parametrize("dtype", ["u1", "f8", "c8", "|b1", "|S3", "<M8[s]"])
-def test_none_fill_reads_missing_chunks_as_zeros(dtype: str) -> None:
-    store = MemoryStore()
+def test_none_fill_reads_missing_chunks_as_the_default(dtype: str, tmp_path: Path) -> None:
+    store = zk.DirectoryStore(tmp_path)
     a = zk.create_array(store, shape=(3, 3), chunks=(2, 2), dtype=dtype, fill_value=None)
     assert a.fill_value is None
     assert json.loads(store.get(".zarray"))["fill_value"] is None
-    assert_same(a[...], np.zeros((3, 3), dtype=dtype))
-    assert_same(zk.open_array(store, mode="r")[1:, :], np.zeros((2, 3), dtype=dtype))
+    expected = np.full((3, 3), read_fill(np.dtype(dtype), None), dtype=dtype)
+    assert_same(a[...], expected)
+    assert_same(zk.open_array(store, mode="r")[1:, :], expected[1:, :])
+    # zarr-python reads the same (zeros; NaT for times).
+    zarr = pytest.importorskip("zarr")
+    peer = zarr.open_array(store=str(tmp_path), mode="r")
+    assert_same(np.asarray(peer[...]), expected)
 
 
 def test_edge_chunk_is_stored_full_size() -> None:

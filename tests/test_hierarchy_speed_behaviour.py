@@ -191,7 +191,7 @@ def test_members_through_a_directory_store(tmp_path: Any) -> None:
 def _reference(document: Any) -> bytes:
     from zarrkit.metadata.jsonio import _default
 
-    return json.dumps(document, indent=4, sort_keys=True, ensure_ascii=True,
+    return json.dumps(document, indent=2, ensure_ascii=True,
                       allow_nan=False, default=_default).encode()
 
 

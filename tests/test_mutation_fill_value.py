@@ -641,11 +641,15 @@ def test_fill_values_are_one_scalar_not_a_sequence(value: Any, dtype: Any) -> No
 
 
 def test_arrays_of_objects_have_no_default_fill_value() -> None:
-    """Zero of the type, except for objects, where zero means nothing: no fill value."""
+    """Zero of the type, except for objects, where zero means nothing: no fill value, and
+    times, whose default is NaT (as zarr-python's)."""
     assert default_fill_value(np.dtype("O")) is None
-    for name in ("?", "i2", "f4", "c8", "S3", "U2", "V2", "<M8[s]"):
+    for name in ("?", "i2", "f4", "c8", "S3", "U2", "V2"):
         default = default_fill_value(np.dtype(name))
         assert np.array(default, dtype=name).tobytes() == np.zeros((), dtype=name).tobytes()
+    for name in ("<M8[s]", "<m8[ns]"):
+        assert np.isnat(default_fill_value(np.dtype(name)))
+        assert default_fill_value(np.dtype(name)).dtype == np.dtype(name)
 
 
 # --- Zarr v3 ------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from zarrkit.errors import (
     NodeNotFoundError,
 )
 from zarrkit.hierarchy.array import Array
+from zarrkit.hierarchy.consolidated import snapshot_entry, with_snapshot
 from zarrkit.hierarchy.creation import array_metadata, normalize_shape
 from zarrkit.hierarchy.group import Group, node_from_found, open_group_node
 from zarrkit.hierarchy.nodes import (
@@ -139,8 +140,11 @@ def _new_array(
     **options: Any,
 ) -> Array:
     """Create the array at ``path`` from normalized ``create_array`` arguments."""
+    # ``order`` is the stored order of a format-2 array; the config's order is that of
+    # what reads return (format 3; format 2 reads keep the stored order), as in zarr-python.
+    config_order = (config or {}).get("order")
     if order is None:
-        order = (config or {}).get("order") or settings.order
+        order = settings.order
     options = {k: v for k, v in options.items() if v is not DEFAULT}
     metadata = array_metadata(zarr_format=zarr_format or settings.default_zarr_format,
                               shape=shape, dtype=dtype, attributes=attributes, order=order,
@@ -149,9 +153,12 @@ def _new_array(
         create_array_node(store_obj, path, metadata, attributes, overwrite=overwrite)
     except ContainsNodeError as error:
         raise _specific_exists_error(store_obj, path, error) from error
-    return Array(store_obj, path, metadata, attributes=attributes or {},
-                 write_empty_chunks=_config_write_empty_chunks(config, write_empty_chunks),
-                 mmap=mmap)
+    array = Array(store_obj, path, metadata, attributes=attributes or {},
+                  write_empty_chunks=_config_write_empty_chunks(config, write_empty_chunks),
+                  mmap=mmap)
+    if config_order is not None:
+        array = array.with_config({"order": config_order})
+    return array
 
 
 
@@ -300,7 +307,7 @@ def open_array(
     chunks: Any = None,
     dtype: Any = None,
     compressor: Any = "auto",
-    fill_value: Any = 0,
+    fill_value: Any = DEFAULT,
     order: str | None = None,
     synchronizer: Any = None,
     overwrite: bool = False,
@@ -407,7 +414,7 @@ def open(  # noqa: A001 - zarr-python's name
     chunks: Any = None,
     dtype: Any = None,
     compressor: Any = "auto",
-    fill_value: Any = 0,
+    fill_value: Any = DEFAULT,
     order: str | None = None,
     synchronizer: Any = None,
     overwrite: bool = False,
@@ -482,7 +489,7 @@ def create_array(
     filters: Any = "auto",
     compressors: Any = "auto",
     serializer: Any = "auto",
-    fill_value: Any = 0,
+    fill_value: Any = DEFAULT,
     order: str | None = None,
     zarr_format: int | None = None,
     attributes: dict[str, Any] | None = None,
@@ -671,21 +678,15 @@ def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = N
         if raw is not None:
             documents[key[len(prefix):]] = load_json_object(raw, key=key)
     if found.zarr_format == 3:
-        inline = {}
-        for relative_key, document in documents.items():
-            if document.get("node_type") == "group":
-                # Nested groups' own snapshots would repeat their subtrees.
-                document = {**document, "consolidated_metadata": None}
-            inline[relative_key.rsplit("/", 1)[0]] = document
-        group_document = found.metadata.to_json()
-        group_document["consolidated_metadata"] = {
-            "kind": "inline", "must_understand": False, "metadata": inline,
-        }
+        # Sorted by node path, as zarr-python lists them ("a" before "a/b").
+        inline = dict(sorted((relative_key.rsplit("/", 1)[0], snapshot_entry(document))
+                             for relative_key, document in documents.items()))
+        group_document = with_snapshot(found.metadata.to_json(), inline)
         store_obj.set(join_path(group_path, ZARR_JSON), dump_json(group_document))
     else:
         store_obj.set(
             join_path(group_path, ZMETADATA),
-            dump_json({"metadata": documents, "zarr_consolidated_format": 1}),
+            dump_json({"metadata": documents, "zarr_consolidated_format": 1}, compact=True),
         )
     # As zarr-python's, the group returned reads its members through the new snapshot.
     return _open_group(store_obj, group_path, "r+", found.zarr_format, True, None)

@@ -19,10 +19,10 @@ from zarrkit.api import _specific_exists_error, create_array, open, open_group
 from zarrkit.errors import ContainsNodeError, MetadataError
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.group import Group
-from zarrkit.hierarchy.nodes import create_array_node, create_group_node
+from zarrkit.hierarchy.nodes import create_array_node, create_group_node, find_node
 from zarrkit.metadata.v2 import ArrayMetadataV2
 from zarrkit.metadata.v3 import ArrayMetadataV3
-from zarrkit.paths import normalize_path
+from zarrkit.paths import ancestors, normalize_path
 from zarrkit.storage.resolve import StoreLike, make_store
 
 
@@ -150,6 +150,21 @@ def _document_of(node: Any) -> dict[str, Any]:
                     "metadata (zarrkit's, zarr-python's) or its JSON document")
 
 
+def _add_implicit_groups(store: Any, documents: dict[str, dict[str, Any]]) -> None:
+    """Add a plain group for every ancestor of a described node that neither the
+    description nor the store holds, so that it is created and yielded like the described
+    nodes (zarr-python does so); ancestors the store already holds are left alone."""
+    if not documents:
+        return
+    zarr_format = next(iter(documents.values())).get("zarr_format")
+    group_document = ({"zarr_format": 3, "node_type": "group"} if zarr_format == 3
+                      else {"zarr_format": 2})
+    missing = {parent for path in documents for parent in ancestors(path)} - set(documents)
+    for parent in sorted(missing):
+        if find_node(store, parent) is None:
+            documents[parent] = dict(group_document)
+
+
 def create_hierarchy(*, store: StoreLike, nodes: Mapping[str, Any],
                      overwrite: bool = False) -> Iterator[tuple[str, Array | Group]]:
     """Create the nodes described by ``nodes`` (path -> metadata) and yield each as
@@ -157,8 +172,9 @@ def create_hierarchy(*, store: StoreLike, nodes: Mapping[str, Any],
     (``ArrayMetadataV3``, ``GroupMetadataV3``, ``ArrayMetadataV2``, ``GroupMetadataV2``),
     zarr-python's (``ArrayV3Metadata``, ``GroupMetadata``...) or the stored JSON document
     (``{"zarr_format": 3, "node_type": "group", "attributes": {...}}``; a format-2 one may
-    carry ``"attributes"`` too). Missing parents become groups. Nodes are created
-    when the iterator is consumed, as in zarr-python.
+    carry ``"attributes"`` too). Missing parents become groups and are yielded too; parent
+    groups already stored are left as they are. Nodes are created when the iterator is
+    consumed, as in zarr-python.
 
     >>> import zarrkit as zk
     >>> from zarrkit.metadata.v3 import GroupMetadataV3
@@ -170,10 +186,11 @@ def create_hierarchy(*, store: StoreLike, nodes: Mapping[str, Any],
     ...             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
     ...             "chunk_key_encoding": {"name": "default"}}}))
     >>> sorted(made), zk.open_group(s, mode="r").attrs["t"]
-    (['', 'a/x'], 1)
+    (['', 'a', 'a/x'], 1)
     """
     store_obj = make_store(store, mode="a")
     documents = {normalize_path(p): _document_of(n) for p, n in nodes.items()}
+    _add_implicit_groups(store_obj, documents)
     for path in sorted(documents, key=lambda p: (p.count("/") + bool(p), p)):
         document = documents[path]
         zarr_format = document.get("zarr_format")

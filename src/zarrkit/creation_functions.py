@@ -20,6 +20,7 @@ import numpy as np
 
 from zarrkit.api import open_array
 from zarrkit.hierarchy.array import Array
+from zarrkit.hierarchy.nodes import DEFAULT
 from zarrkit.storage.resolve import StoreLike
 
 
@@ -29,7 +30,7 @@ def create(
     chunks: Any = None,
     dtype: Any = None,
     compressor: Any = "auto",
-    fill_value: Any = 0,
+    fill_value: Any = DEFAULT,
     order: str | None = None,
     store: StoreLike = None,
     synchronizer: Any = None,

@@ -57,6 +57,7 @@ from zarrkit.indexing.dispatch import (
     is_plain_basic,
     split_fields,
 )
+from zarrkit.metadata.fill_value import default_fill_value
 from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZATTRS
 from zarrkit.paths import join_path, key_prefix
@@ -173,8 +174,9 @@ def _string_dtype(metadata: Any) -> np.dtype[Any] | None:
 
 
 def _read_fill(metadata: Any) -> Any:
-    """The value of elements in missing chunks: the fill value, or zero when it is null
-    (the spec leaves such chunks undefined; zeros are what peers return)."""
+    """The value of elements in missing chunks: the fill value, or the type's default (zero,
+    NaT for times) when it is null: the spec leaves such chunks undefined, and that is what
+    zarr-python returns."""
     if metadata.fill_value is not None or metadata.zarr_format == 3:
         return metadata.fill_value
     if metadata.dtype.kind == "O":
@@ -184,7 +186,7 @@ def _read_fill(metadata: Any) -> Any:
         if "vlen-bytes" in filter_ids:
             return b""
         return None
-    return np.zeros((), dtype=metadata.dtype)[()]
+    return default_fill_value(metadata.dtype)
 
 
 class Array:
@@ -402,8 +404,24 @@ class Array:
 
     @property
     def order(self) -> str:
-        """Memory layout of chunks, ``"C"`` or ``"F"`` (format 3 is always ``"C"``; a
-        ``transpose`` codec changes the stored layout instead)."""
+        """The memory order of the array, ``"C"`` or ``"F"``, as zarr-python reports it:
+        for format 2 the stored order of its chunks; for format 3 (whose chunks are
+        always stored C, a ``transpose`` codec changing the layout instead) the order of
+        what reads return, set by ``config={"order": ...}``.
+
+        >>> import zarrkit as zk
+        >>> zk.create_array({}, shape=(2, 2), dtype="u1", config={"order": "F"}).order
+        'F'
+        >>> zk.create_array({}, shape=(2, 2), dtype="u1", order="F", zarr_format=2).order
+        'F'
+        """
+        if self._metadata.zarr_format == 3:
+            return self._config_order or "C"
+        return self._stored_order
+
+    @property
+    def _stored_order(self) -> str:
+        """The memory layout of stored chunks (always C in format 3)."""
         return getattr(self._metadata, "order", "C")
 
     @property
@@ -564,24 +582,24 @@ class Array:
         >>> zk.create_array({}, shape=(2,), dtype="u1").config
         ArrayConfig(order='C', write_empty_chunks=False)
         """
-        return ArrayConfig(order=self._config_order or self.order,
+        return ArrayConfig(order=self._config_order or "C",
                            write_empty_chunks=self.write_empty_chunks)
 
     def with_config(self, config: ArrayConfig | dict[str, Any]) -> Array:
         """A new handle on the same array with ``config`` (an :class:`ArrayConfig`, or a
         dict of some of its fields, the others kept from this handle's), as zarr-python.
 
-        ``order`` is, for format 3, the memory order of what reads return (equal values);
-        the stored order (:attr:`order`) does not change. Format 2 reads keep returning the
-        stored order, as zarr-python's.
+        ``order`` is, for format 3, the memory order of what reads return (equal values,
+        and :attr:`order`); what is stored does not change. Format 2 reads keep returning
+        the stored order, as zarr-python's.
 
         >>> import zarrkit as zk
         >>> a = zk.create_array({}, shape=(2, 2), dtype="u1", fill_value=0)
         >>> b = a.with_config({"write_empty_chunks": True, "order": "F"})
         >>> b.config.write_empty_chunks, a.config.write_empty_chunks, a == b
         (True, False, True)
-        >>> b[:].flags.f_contiguous, a[:].flags.f_contiguous, b.order
-        (True, False, 'C')
+        >>> b[:].flags.f_contiguous, a[:].flags.f_contiguous, b.order, a.order
+        (True, False, 'F', 'C')
         """
         if isinstance(config, ArrayConfig):
             new = config
@@ -596,7 +614,7 @@ class Array:
                             f"not {type(config).__name__}")
         handle = Array(self._store, self._path, self._metadata, read_only=self._read_only,
                        write_empty_chunks=bool(new.write_empty_chunks), mmap=self._mmap)
-        handle._config_order = new.order if new.order != self.order else None
+        handle._config_order = new.order if new.order != "C" else None
         return handle
 
     @property
@@ -877,7 +895,7 @@ class Array:
         config, as zarr-python's."""
         if self._metadata.zarr_format == 3:
             return self._config_order
-        return "F" if self.order == "F" else None
+        return "F" if self._stored_order == "F" else None
 
     def _in_read_order(self, result: Any, out: Any) -> Any:
         """``result`` in the handle's config order (a copy only when a path could not
@@ -1025,7 +1043,7 @@ class Array:
         decodes_into = pipeline.decodes_into and not raw
 
         dtype = self._storage_dtype
-        order = self.order
+        order = self._stored_order
         itemsize = dtype.itemsize
 
         def put(projection: ChunkProjection, chunk: np.ndarray[Any, Any]) -> None:
@@ -1055,7 +1073,7 @@ class Array:
                 if destination is not None:
                     chunk_pipeline.decode_into(data, destination, what=what)
                     return
-                chunk = scratch_array(chunk_shape, dtype, self.order)
+                chunk = scratch_array(chunk_shape, dtype, self._stored_order)
                 chunk_pipeline.decode_into(data, chunk, what=what)
             else:
                 chunk = self._pipeline_for(chunk_shape).decode(data, what=what)
@@ -1065,7 +1083,7 @@ class Array:
             chunk_shape = self._chunk_shape(projection.chunk_coords)
             destination = self._whole_chunk_view(target, projection, chunk_shape)
             chunk = destination if destination is not None else scratch_array(
-                chunk_shape, dtype, self.order)
+                chunk_shape, dtype, self._stored_order)
             flat = chunk.reshape(-1, order="A")  # type: ignore[call-overload]
             buffer = flat.view(np.uint8).data
             try:
@@ -1115,7 +1133,7 @@ class Array:
         view = target[(*projection.out_selection, Ellipsis)]  # a view even when 0-d
         if view.shape != chunk_shape:
             return None
-        contiguous = view.flags.f_contiguous if self.order == "F" else view.flags.c_contiguous
+        contiguous = view.flags.f_contiguous if self._stored_order == "F" else view.flags.c_contiguous
         return view if contiguous else None
 
     def _mapped_value(self, key: str) -> Any:
@@ -1299,7 +1317,7 @@ class Array:
 
     def _empty_chunk(self, chunk_coords: tuple[int, ...]) -> np.ndarray[Any, Any]:
         shape = self._chunk_shape(chunk_coords)
-        return np.full(shape, self._fill, dtype=self._storage_dtype, order=self.order)  # type: ignore[call-overload]
+        return np.full(shape, self._fill, dtype=self._storage_dtype, order=self._stored_order)  # type: ignore[call-overload]
 
     def _load_chunk_for_update(self, key: str, chunk_coords: tuple[int, ...]
                                ) -> np.ndarray[Any, Any]:
@@ -1361,9 +1379,9 @@ class Array:
                     if self._is_edge_chunk(projection.chunk_coords):
                         chunk = self._empty_chunk(projection.chunk_coords)
                     elif storage_dtype.hasobject:
-                        chunk = np.empty(self._grid_chunks, dtype=storage_dtype, order=self.order)  # type: ignore[call-overload]
+                        chunk = np.empty(self._grid_chunks, dtype=storage_dtype, order=self._stored_order)  # type: ignore[call-overload]
                     else:  # every element is written: no fill, and no fresh pages either
-                        chunk = scratch_array(self._grid_chunks, storage_dtype, self.order)
+                        chunk = scratch_array(self._grid_chunks, storage_dtype, self._stored_order)
                 else:
                     chunk = self._load_chunk_for_update(key, projection.chunk_coords)
                 chunk[projection.chunk_selection] = part

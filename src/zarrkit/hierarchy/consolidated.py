@@ -64,17 +64,42 @@ def _update_snapshot(store: Store, holder: str, key: str,
             entries = {k: v for k, v in entries.items()
                        if k != relative and not k.startswith(relative + "/")}
         else:
-            entries[relative] = _snapshot_entry(node_document)
+            entries[relative] = snapshot_entry(node_document)
     _add_missing_ancestors(store, holder, entries)
     document["consolidated_metadata"] = {**inline, "metadata": dict(sorted(entries.items()))}
     store.set(key, dump_json(document))
 
 
-def _snapshot_entry(node_document: dict[str, Any]) -> dict[str, Any]:
-    if node_document.get("node_type") == "group":
-        # Nested groups' own snapshots would repeat their subtrees.
-        return {**node_document, "consolidated_metadata": None}
-    return node_document
+def snapshot_entry(node_document: dict[str, Any]) -> dict[str, Any]:
+    """A node's ``zarr.json`` document as an entry of an inline snapshot.
+
+    A nested group's own snapshot would repeat its subtree, which the flat snapshot already
+    holds, so it is written empty (zarr-python writes it so).
+
+    >>> snapshot_entry({"attributes": {}, "zarr_format": 3, "node_type": "group"})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'attributes': {}, 'zarr_format': 3,
+     'consolidated_metadata': {'kind': 'inline', 'must_understand': False, 'metadata': {}},
+     'node_type': 'group'}
+    """
+    if node_document.get("node_type") != "group":
+        return node_document
+    return with_snapshot(node_document, {})
+
+
+def with_snapshot(group_document: dict[str, Any], entries: dict[str, Any]) -> dict[str, Any]:
+    """A group's ``zarr.json`` document holding ``entries`` as its inline snapshot, the keys
+    in zarr-python's order (``consolidated_metadata`` before ``node_type``).
+
+    >>> list(with_snapshot({"zarr_format": 3, "node_type": "group", "attributes": {}}, {}))
+    ['zarr_format', 'attributes', 'consolidated_metadata', 'node_type']
+    """
+    document = {key: value for key, value in group_document.items()
+                if key not in ("consolidated_metadata", "node_type")}
+    document["consolidated_metadata"] = {"kind": "inline", "must_understand": False,
+                                         "metadata": entries}
+    document["node_type"] = "group"
+    return document
 
 
 def _add_missing_ancestors(store: Store, holder: str, entries: dict[str, Any]) -> None:
@@ -91,7 +116,7 @@ def _add_missing_ancestors(store: Store, holder: str, entries: dict[str, Any]) -
     for parent, parent_key, raw in zip(missing, keys, store.get_many(keys), strict=True):
         parent_document = None if raw is None else load_json_object(raw, key=parent_key)
         if parent_document is not None and parent_document.get("node_type") == "group":
-            entries[parent] = _snapshot_entry(parent_document)
+            entries[parent] = snapshot_entry(parent_document)
         else:  # no group there any more: what the snapshot holds below it is stale
             for relative in [k for k in entries if k.startswith(parent + "/")]:
                 del entries[relative]
@@ -151,4 +176,4 @@ def _update_zmetadata(store: Store, holder: str, key: str,
         else:
             entries[relative_key] = value
     document["metadata"] = dict(sorted(entries.items()))
-    store.set(key, dump_json(document))
+    store.set(key, dump_json(document, compact=True))

@@ -19,6 +19,7 @@ from zarrkit.caching import BoundedCache
 from zarrkit.codecs.registry import codec_json_v3, codecs_json_v3, is_one_codec, to_codec
 from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.errors import MetadataError
+from zarrkit.hierarchy.nodes import DEFAULT
 from zarrkit.metadata.dtypes import normalize_dtype
 from zarrkit.metadata.fill_value import default_fill_value, normalize_fill_value
 from zarrkit.metadata.v2 import FIRST_FILTERS_OF_OBJECTS, ArrayMetadataV2
@@ -117,12 +118,26 @@ def _codec_list(value: Any) -> list[Codec]:
     return [to_codec(v) for v in value]
 
 
+def _text_of_number(fill_value: Any, dtype: np.dtype[Any]) -> Any:
+    """A number given as the fill value of a fixed-length text or bytes type, as numpy (and
+    zarr-python) convert it: ``0`` is ``"0"`` (the type's empty default is what leaving the
+    fill value out gives).
+
+    >>> _text_of_number(0, np.dtype("U3")), _text_of_number(2.5, np.dtype("S3"))
+    ('0', b'2.5')
+    """
+    if (dtype.kind in "SU" and isinstance(fill_value, (int, float, np.integer, np.floating))
+            and not isinstance(fill_value, (bool, np.bool_))):
+        return np.array(fill_value).astype(dtype)[()].item()
+    return fill_value
+
+
 def array_metadata_v2(
     *,
     shape: Any,
     dtype: Any,
     chunks: Any = None,
-    fill_value: Any = 0,
+    fill_value: Any = DEFAULT,
     order: str = "C",
     compressors: Any = "auto",
     compressor: Any = "auto",
@@ -173,15 +188,15 @@ def array_metadata_v2(
         raise MetadataError(f"dimension_separator must be '.' or '/', found {separator!r}")
     if numpy_dtype.kind == "O":
         is_bytes = want_bytes or any(f.codec_id == "vlen-bytes" for f in filter_codecs)
-        fill = (normalize_fill_value(fill_value, numpy_dtype) if fill_value not in (None, 0)
+        fill = (normalize_fill_value(fill_value, numpy_dtype)
+                if fill_value is not DEFAULT and fill_value not in (None, 0)
                 else (b"" if is_bytes else ""))
     elif fill_value is None:
         fill = None
-    elif numpy_dtype.kind in "SUV" and isinstance(fill_value, int) and fill_value == 0:
-        # The numeric default means "zero of the type": empty bytes or text.
+    elif fill_value is DEFAULT:
         fill = default_fill_value(numpy_dtype)
     else:
-        fill = normalize_fill_value(fill_value, numpy_dtype)
+        fill = normalize_fill_value(_text_of_number(fill_value, numpy_dtype), numpy_dtype)
     metadata = ArrayMetadataV2(
         shape=shape_tuple,
         chunks=chunk_tuple,
@@ -207,7 +222,7 @@ def array_metadata_v3(
     dtype: Any,
     chunks: Any = None,
     shards: Any = None,
-    fill_value: Any = 0,
+    fill_value: Any = DEFAULT,
     order: str = "C",
     compressors: Any = "auto",
     compressor: Any = "auto",
@@ -291,13 +306,12 @@ def array_metadata_v3(
     else:
         encoding = ChunkKeyEncoding.from_json(chunk_key_encoding)
     if numpy_dtype.kind == "O":
-        fill = fill_value if fill_value not in (None, 0) else (
+        fill = fill_value if fill_value is not DEFAULT and fill_value not in (None, 0) else (
             b"" if object_kind == "bytes" else "")
-    elif fill_value is None or (numpy_dtype.kind in "SUV" and isinstance(fill_value, int)
-                                and fill_value == 0):
+    elif fill_value is None or fill_value is DEFAULT:
         fill = default_fill_value(numpy_dtype)
     else:
-        fill = normalize_fill_value(fill_value, numpy_dtype)
+        fill = normalize_fill_value(_text_of_number(fill_value, numpy_dtype), numpy_dtype)
     names = None if dimension_names is None else tuple(dimension_names)
     chunk_grid: Any = (RegularChunkGrid(tuple(grid_shape)) if rectilinear is None
                        else RectilinearChunkGrid(rectilinear))

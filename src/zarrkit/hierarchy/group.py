@@ -179,8 +179,11 @@ class Group:
         ['b']
         """
         metadata = self._metadata
+        # A snapshot's entry for a nested group holds an empty snapshot of its own (as
+        # zarr-python writes it): its members are found in the holder's flat snapshot.
         if (self._zarr_format == 3 and self._consolidated is not None and self._path
-                and metadata is not None and metadata.consolidated_metadata is None):
+                and metadata is not None and (metadata.consolidated_metadata is None
+                                              or not metadata.consolidated_metadata.documents)):
             from dataclasses import replace
 
             from zarrkit.metadata.v3 import ConsolidatedMetadata

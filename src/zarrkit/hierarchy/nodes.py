@@ -295,7 +295,7 @@ def group_document(zarr_format: int, attributes: dict[str, Any] | None = None) -
     """The serialised metadata of a new group.
 
     >>> group_document(2)
-    b'{\\n    "zarr_format": 2\\n}'
+    b'{\\n  "zarr_format": 2\\n}'
     """
     if zarr_format == 3:
         from zarrkit.metadata.v3 import GroupMetadataV3
@@ -547,7 +547,7 @@ def require_node(
 
 def store_url(store: Store) -> str:
     """The URL that names ``store`` in :class:`StorePath`, written as zarr-python writes
-    its stores' (``memory://<id>``, ``file://dir`` as given, ``zip:///abs/a.zip``); a remote
+    its stores' (``memory://<id>``, ``file://dir`` and ``zip://a.zip`` as given); a remote
     store's own URL; else ``<kind>://<location>``.
 
     >>> from zarrkit.storage import MemoryStore
@@ -563,7 +563,7 @@ def store_url(store: Store) -> str:
     if isinstance(store, DirectoryStore):
         return f"file://{store.given_root.as_posix()}"
     if isinstance(store, ZipStore):
-        return f"zip://{store.path.absolute().as_posix()}"
+        return f"zip://{store.path.as_posix()}"
     url = getattr(store, "url", None)
     if isinstance(url, str):
         return url.rstrip("/")

@@ -530,13 +530,18 @@ def _ml_dtypes_kind(dtype: np.dtype[Any]) -> str | None:
 
 
 def default_fill_value(dtype: np.dtype[Any]) -> Any:
-    """The fill value used when none is given: zero of the type (empty for strings).
+    """The fill value used when none is given: zero of the type (empty for strings), NaT
+    for dates and durations (as zarr-python chooses).
 
     >>> default_fill_value(np.dtype("f4"))
     np.float32(0.0)
+    >>> default_fill_value(np.dtype("M8[s]"))
+    np.datetime64('NaT','s')
     """
     if dtype.kind == "O":
         return None
+    if dtype.kind in "mM":
+        return np.array("NaT", dtype=dtype)[()]
     return np.zeros((), dtype=dtype)[()]
 
 

@@ -1,12 +1,13 @@
 """Reading and writing metadata JSON: the one place documents are parsed and serialised.
 
-Documents are written sorted, indented by 4 and free of NaN/Infinity (which are not JSON);
-numpy scalars become plain numbers. Reading and writing both refuse documents nested deeper
+Documents are written as zarr-python writes them (keys in the order given, indented by 2, so
+the same node is the same bytes from either library) and free of NaN/Infinity (which are not
+JSON); numpy scalars become plain numbers. Reading and writing both refuse documents nested deeper
 than :data:`MAX_JSON_DEPTH`, so whatever zarrkit writes it can read back, and no recursive
 walk of a document (parsing, copying, encoding) can exhaust the stack.
 
 >>> dump_json({"b": 1, "a": [1, 2]})
-b'{\\n    "a": [\\n        1,\\n        2\\n    ],\\n    "b": 1\\n}'
+b'{\\n  "b": 1,\\n  "a": [\\n    1,\\n    2\\n  ]\\n}'
 >>> load_json(b'{"a": 1}', key="x/.zattrs")
 {'a': 1}
 """
@@ -41,7 +42,7 @@ def _default(value: Any) -> Any:
 # (~50 us for an array's zarr.json): creating 1000 arrays spent more time there than in
 # writing the files. This encoder writes the same text in one recursive pass and uses the
 # C string escaper; ``test_hierarchy_speed_behaviour`` checks it against ``json.dumps``.
-_INDENT = "    "
+_INDENT = "  "
 _escape = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
 _CONSTANTS: dict[Any, str] = {None: "null", True: "true", False: "false"}
 
@@ -80,7 +81,8 @@ def _leaf_text(value: Any) -> str | None:
     return None
 
 
-def _encode(value: Any, depth: int, parts: list[str], seen: set[int]) -> None:
+def _encode(value: Any, depth: int, parts: list[str], seen: set[int], indent: str | None
+            ) -> None:
     """Append the text of ``value`` at nesting ``depth`` to ``parts`` (json.dumps' order of
     type checks, so subclasses such as numpy.float64 encode as their base type)."""
     if isinstance(value, str):
@@ -92,18 +94,18 @@ def _encode(value: Any, depth: int, parts: list[str], seen: set[int]) -> None:
     elif isinstance(value, float):
         parts.append(_float_text(value))
     elif isinstance(value, (list, tuple, dict)):
-        _encode_container(value, depth, parts, seen)
+        _encode_container(value, depth, parts, seen, indent)
     else:
         marker = id(value)
         if marker in seen:
             raise ValueError("Circular reference detected")
         seen.add(marker)
-        _encode(_default(value), depth, parts, seen)
+        _encode(_default(value), depth, parts, seen, indent)
         seen.discard(marker)
 
 
 def _encode_container(value: list[Any] | tuple[Any, ...] | dict[Any, Any], depth: int,
-                      parts: list[str], seen: set[int]) -> None:
+                      parts: list[str], seen: set[int], indent: str | None) -> None:
     if depth >= MAX_JSON_DEPTH:
         raise _TooDeep(f"metadata nests deeper than {MAX_JSON_DEPTH} levels")
     if not value:
@@ -113,30 +115,34 @@ def _encode_container(value: list[Any] | tuple[Any, ...] | dict[Any, Any], depth
     if marker in seen:
         raise ValueError("Circular reference detected")
     seen.add(marker)
-    inner = "\n" + _INDENT * (depth + 1)
-    separator = "," + inner
+    if indent is None:  # json.dumps' compact form: ", " and ": " on one line
+        inner, separator, outer = "", ", ", ""
+    else:
+        inner = "\n" + indent * (depth + 1)
+        separator = "," + inner
+        outer = "\n" + indent * depth
     if isinstance(value, dict):
         lead = "{" + inner
-        for key, item in sorted(value.items()):
+        for key, item in value.items():
             text = _leaf_text(item)
             if text is None:
                 parts.append(lead + _key_text(key) + ": ")
-                _encode(item, depth + 1, parts, seen)
+                _encode(item, depth + 1, parts, seen, indent)
             else:
                 parts.append(lead + _key_text(key) + ": " + text)
             lead = separator
-        parts.append("\n" + _INDENT * depth + "}")
+        parts.append(outer + "}")
     else:
         lead = "[" + inner
         for item in value:
             text = _leaf_text(item)
             if text is None:
                 parts.append(lead)
-                _encode(item, depth + 1, parts, seen)
+                _encode(item, depth + 1, parts, seen, indent)
             else:
                 parts.append(lead + text)
             lead = separator
-        parts.append("\n" + _INDENT * depth + "]")
+        parts.append(outer + "]")
     seen.discard(marker)
 
 
@@ -144,12 +150,16 @@ class _TooDeep(Exception):
     """Raised inside the encoder when a document nests deeper than MAX_JSON_DEPTH."""
 
 
-def dump_json(document: Any) -> bytes:
-    """Serialise a metadata document (sorted keys, 4-space indent, strict JSON): the text
-    of ``json.dumps(document, indent=4, sort_keys=True)``, only faster.
+def dump_json(document: Any, *, compact: bool = False) -> bytes:
+    """Serialise a metadata document (keys in order, 2-space indent, strict JSON): the text
+    of ``json.dumps(document, indent=2, allow_nan=False)``, only faster; ``compact`` writes
+    it on one line, as ``json.dumps(document, allow_nan=False)`` (zarr-python's form of a
+    format-2 ``.zmetadata``).
 
     >>> dump_json({"x": np.int64(3)})
-    b'{\\n    "x": 3\\n}'
+    b'{\\n  "x": 3\\n}'
+    >>> dump_json({"x": [1, {"y": None}]}, compact=True)
+    b'{"x": [1, {"y": null}]}'
     >>> dump_json({"x": float("nan")})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     zarrkit.errors.MetadataError: metadata cannot hold NaN or Infinity as numbers: ...
@@ -162,7 +172,7 @@ def dump_json(document: Any) -> bytes:
     """
     parts: list[str] = []
     try:
-        _encode(document, 0, parts, set())
+        _encode(document, 0, parts, set(), None if compact else _INDENT)
     except _TooDeep as e:
         raise MetadataError(str(e)) from None
     except RecursionError as e:  # a non-JSON value whose _default form recurses forever

@@ -170,19 +170,20 @@ class ArrayMetadataV2:
 
         >>> ArrayMetadataV2(shape=(), chunks=(), dtype=np.dtype("i4"), fill_value=5).to_json()
         ... # doctest: +NORMALIZE_WHITESPACE
-        {'zarr_format': 2, 'shape': [], 'chunks': [], 'dtype': '<i4', 'fill_value': 5,
-         'order': 'C', 'compressor': None, 'filters': None, 'dimension_separator': '.'}
+        {'shape': [], 'chunks': [], 'dtype': '<i4', 'fill_value': 5, 'order': 'C',
+         'filters': None, 'dimension_separator': '.', 'compressor': None, 'zarr_format': 2}
         """
+        # zarr-python's field order, so that both libraries write the same bytes.
         return {
-            "zarr_format": 2,
             "shape": list(self.shape),
             "chunks": list(self.chunks),
             "dtype": dtype_to_json_v2(self.dtype),
             "fill_value": encode_fill_value(self.fill_value, self.dtype),
             "order": self.order,
-            "compressor": self.compressor,
             "filters": list(self.filters) if self.filters else None,
             "dimension_separator": self.dimension_separator,
+            "compressor": self.compressor,
+            "zarr_format": 2,
         }
 
     def with_shape(self, shape: tuple[int, ...]) -> ArrayMetadataV2:

@@ -454,9 +454,8 @@ class ArrayMetadataV3:
         >>> doc["chunk_key_encoding"], doc["fill_value"], doc["dimension_names"]
         ({'name': 'default', 'configuration': {'separator': '/'}}, 0, ['y', None])
         """
+        # zarr-python's field order, so that both libraries write the same bytes.
         document: dict[str, Any] = {
-            "zarr_format": 3,
-            "node_type": "array",
             "shape": list(self.shape),
             "data_type": _copy_json(self.data_type.json),
             "chunk_grid": self.chunk_grid.to_json(),
@@ -467,6 +466,8 @@ class ArrayMetadataV3:
         }
         if self.dimension_names is not None:
             document["dimension_names"] = list(self.dimension_names)
+        document["zarr_format"] = 3
+        document["node_type"] = "array"
         document["storage_transformers"] = _copy_json(list(self.storage_transformers))
         document.update(_copy_json(self.extra))
         return document
@@ -593,7 +594,7 @@ class GroupMetadataV3:
     None.
 
     >>> GroupMetadataV3(attributes={"a": 1}).to_json()
-    {'zarr_format': 3, 'node_type': 'group', 'attributes': {'a': 1}}
+    {'attributes': {'a': 1}, 'zarr_format': 3, 'node_type': 'group'}
     """
 
     attributes: dict[str, Any] = field(default_factory=dict)
@@ -686,13 +687,11 @@ class GroupMetadataV3:
         >>> GroupMetadataV3(extra={"x": {"must_understand": False}}).to_json()["x"]
         {'must_understand': False}
         """
-        document: dict[str, Any] = {
-            "zarr_format": 3,
-            "node_type": "group",
-            "attributes": _copy_json(self.attributes),
-        }
+        # zarr-python's field order, so that both libraries write the same bytes.
+        document: dict[str, Any] = {"attributes": _copy_json(self.attributes), "zarr_format": 3}
         if self.consolidated_metadata is not None:
             document["consolidated_metadata"] = self.consolidated_metadata.to_dict()
+        document["node_type"] = "group"
         document.update(_copy_json(self.extra))
         return document
 
