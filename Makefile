@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint clean bench bench-quick bench-locks fuzz soak mutate hdmf-venv
+.PHONY: demo test lint clean browser bench bench-quick bench-locks fuzz soak mutate hdmf-venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,17 @@ $(HDMF_STAMP): $(HDMF_PINS)
 
 hdmf-venv: $(HDMF_STAMP)
 
-test: $(STAMP) $(HDMF_STAMP)
+# The viewer's browser test (tests/test_viewer_browser.py) drives Debian's chromium through
+# its chromedriver; installed from Debian's packages when missing (root, or sudo without a
+# password).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver \
+	    >/dev/null; }
+
+test: $(STAMP) $(HDMF_STAMP) browser
 	$(PY) -m pytest -q -n 2 --doctest-modules src/zarrkit tests
 
 lint: $(STAMP)

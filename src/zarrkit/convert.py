@@ -12,43 +12,32 @@ from __future__ import annotations
 
 import math
 import sys
-import time
-from collections.abc import Callable, Iterator, Mapping
+import threading
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from zarrkit.errors import MetadataError, ZarrkitError
+from zarrkit.errors import (
+    ContainsArrayError,
+    ContainsGroupError,
+    ContainsNodeError,
+    MetadataError,
+    ZarrkitError,
+)
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.group import Group
-from zarrkit.hierarchy.nodes import ZARR_JSON, find_node
+from zarrkit.hierarchy.nodes import ZARR_JSON, find_node, read_values
 from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP, ZMETADATA, ArrayMetadataV2
-from zarrkit.paths import join_path, normalize_path
+from zarrkit.paths import ancestors, join_path, key_prefix, normalize_path
+from zarrkit.progress import ProgressCallback, progress_callback
+from zarrkit.storage.base import Buffer, Store
 from zarrkit.storage.resolve import make_store
 
-Progress = Callable[[int, int], None]
 # Copy at most about this many bytes at a time, so memory stays bounded on large arrays.
 _COPY_BLOCK_BYTES = 64 << 20
-# Print progress to stderr on runs longer than this many seconds, when not told otherwise.
-_PROGRESS_AFTER_SECONDS = 2.0
-
-
-def _stderr_progress() -> Progress:
-    started = time.monotonic()
-    last = [0.0]
-
-    def report(done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - started < _PROGRESS_AFTER_SECONDS or (now - last[0] < 0.5 and done < total):
-            return
-        last[0] = now
-        end = "\n" if done >= total else "\r"
-        print(f"zarrkit convert: {done}/{total} bytes ({100 * done // max(total, 1)}%)",
-              end=end, file=sys.stderr, flush=True)
-
-    return report
 
 
 def _copy_regions(shape: tuple[int, ...], chunks: tuple[int, ...], itemsize: int
@@ -79,13 +68,16 @@ class _Plan:
     """How one node of the source is written: ``kind`` ``"group"``, ``"array"`` (element
     by element), ``"references"`` (through :mod:`zarrkit.references`), with the
     ``create_array`` keyword arguments (``options``) and, for arrays, a conversion of each
-    block of values read (``transform``)."""
+    block of values read (``transform``). ``documents``: the node's metadata values as its
+    creation writes them (``zarr.json``, ``.zarray``, ``.zgroup``, ``.zattrs``; None where
+    absent), to recognise the node in a destination that a previous run wrote."""
 
     relative: str
     node: Array | Group
     kind: str
     options: dict[str, Any] = field(default_factory=dict)
     transform: Callable[[Any], Any] | None = None
+    documents: list[bytes | None] = field(default_factory=list)
 
 
 def convert(
@@ -98,15 +90,22 @@ def convert(
     chunks: Any = None,
     shards: Any = None,
     overwrite: bool = False,
-    progress: Progress | bool | None = None,
+    progress: ProgressCallback | bool | None = None,
 ) -> Array | Group:
     """Copy the hierarchy (or array) at ``path`` of ``source`` into ``dest`` in
     ``zarr_format``, attributes included, re-encoding every chunk.
 
     ``compressors``, ``chunks`` and ``shards`` (format 3) apply to every array; by default
     chunks are kept and compressors are the format's default. Filters are kept. Progress
-    goes to ``progress(done_bytes, total_bytes)``; ``None`` prints to stderr on runs longer
-    than two seconds, ``False`` is silent.
+    (in bytes of array data) goes to ``progress(done, total)``; ``True`` shows a
+    :class:`zarrkit.progress.ProgressBar` on stderr, ``None`` shows it on runs longer than
+    two seconds, ``False`` is silent.
+
+    Resumable: a node that ``dest`` already holds with the metadata this conversion
+    writes (a previous run of it, interrupted or not) is kept, and each of its chunks is
+    written only if its encoded bytes differ from what is stored, so that running a
+    finished conversion again writes nothing. A node of ``dest`` that differs raises
+    ContainsNodeError, unless ``overwrite`` (which replaces it).
 
     Object arrays (Zarr v2 object dtype, v3 ``string`` and ``variable_length_bytes``):
 
@@ -134,6 +133,10 @@ def convert(
     >>> read_references(v3["refs"])[0].resolve(v3["refs"]).name
     '/refs'
     """
+    if zarr_format not in (2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
+    if shards is not None and zarr_format != 3:
+        raise ValueError("shards need zarr_format 3 (Zarr v2 has no sharding)")
     source_store = make_store(source, mode="r")
     node_path = normalize_path(path)
     found = find_node(source_store, node_path)
@@ -154,35 +157,140 @@ def convert(
                    compressors=compressors, chunks=chunks, shards=shards)
              for relative, node in nodes]
     dest_store = make_store(dest, mode="w" if overwrite else "a")
-    report = (_stderr_progress() if progress is None else
-              (lambda done, total: None) if progress is False else progress)
-    assert callable(report)
+    report, finish = progress_callback(progress, "zarrkit convert")
     total = sum(n.nbytes for _, n in nodes if isinstance(n, Array))
     done = 0
     result: Array | Group | None = None
-    for plan in plans:
-        target = join_path(node_path, plan.relative)
-        node = plan.node
-        if isinstance(node, Group):
-            from zarrkit.hierarchy.nodes import create_group_node
+    try:
+        for plan in plans:
+            target = join_path(node_path, plan.relative)
+            node = plan.node
+            kept = _kept_node(dest_store, target, plan, overwrite=overwrite)
+            if isinstance(node, Group):
+                if not kept:
+                    from zarrkit.hierarchy.nodes import create_group_node
 
-            create_group_node(dest_store, target, node.attrs.asdict(),
-                              zarr_format=zarr_format, overwrite=overwrite)
+                    create_group_node(dest_store, target, node.attrs.asdict(),
+                                      zarr_format=zarr_format, overwrite=overwrite)
+                if result is None:
+                    result = open_group(dest_store, mode="r+", path=target)
+                continue
+            from zarrkit.api import create_array
+
+            new = (open_array(UnchangedSkipped(dest_store), mode="r+", path=target) if kept
+                   else create_array(dest_store, name=target, overwrite=overwrite,
+                                     **plan.options))
+            for region in _copy_regions(node.shape, new.shards or new.chunks,
+                                        node.dtype.itemsize):
+                _copy_block(plan, node, new, region)
+                done += math.prod(r.stop - r.start for r in region) * node.dtype.itemsize
+                report(done, total)
             if result is None:
-                result = open_group(dest_store, mode="r+", path=target)
-            continue
-        from zarrkit.api import create_array
-
-        new = create_array(dest_store, name=target, overwrite=overwrite, **plan.options)
-        for region in _copy_regions(node.shape, new.shards or new.chunks, node.dtype.itemsize):
-            _copy_block(plan, node, new, region)
-            done += math.prod(r.stop - r.start for r in region) * node.dtype.itemsize
-            report(done, total)
-        if result is None:
-            result = new
-    report(total, total)
+                result = open_array(dest_store, mode="r+", path=target) if kept else new
+        report(total, total)
+    finally:
+        finish()
     assert result is not None
     return result
+
+
+def _kept_node(store: Store, path: str, plan: _Plan, *, overwrite: bool) -> bool:
+    """Whether the node at ``path`` of ``store`` is already the one ``plan`` creates (its
+    metadata values equal), so that it is kept and only its differing chunks written;
+    ContainsNodeError if another node is there, unless ``overwrite``."""
+    stored = store.get_many(_node_document_keys(path))
+    if stored == plan.documents:
+        return True
+    if overwrite or all(value is None for value in stored[:3]):
+        return False
+    from zarrkit.hierarchy.nodes import node_kind
+
+    what = node_kind(store, path) or "node"
+    error = ContainsArrayError if what == "array" else ContainsGroupError
+    raise error(f"the destination already holds a different {what} at path {path or '/'!r} "
+                "(not a previous run of this conversion); overwrite (--overwrite) replaces it")
+
+
+def _node_document_keys(path: str) -> list[str]:
+    return [join_path(path, name) for name in (ZARR_JSON, ZARRAY, ZGROUP, ZATTRS)]
+
+
+class UnchangedSkipped(Store):
+    """A view of ``store`` whose writes skip values equal to what it holds already (and
+    deletes of missing keys): resuming a copy then writes only what differs. ``written``
+    and ``skipped`` count the writes and deletes done and avoided.
+
+    >>> from zarrkit.storage import MemoryStore
+    >>> view = UnchangedSkipped(MemoryStore({"a": b"1"}))
+    >>> view.set("a", b"1"); view.set("b", b"2"); view.delete("c")
+    >>> view.written, view.skipped, sorted(view.list())
+    (1, 2, ['a', 'b'])
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.inner = store
+        self.read_only = store.read_only
+        self.supports_listing = store.supports_listing
+        self.supports_deletes = store.supports_deletes
+        self.supports_partial_reads = store.supports_partial_reads
+        self.prefers_whole_values = store.prefers_whole_values
+        self.written = 0
+        self.skipped = 0
+        self._count = threading.Lock()
+
+    def _counted(self, changed: bool) -> None:
+        with self._count:
+            if changed:
+                self.written += 1
+            else:
+                self.skipped += 1
+
+    def _get(self, key: str) -> bytes | None:
+        return self.inner.get(key)
+
+    def _set(self, key: str, value: Buffer) -> None:
+        self.inner.set(key, value)
+
+    def _delete(self, key: str) -> None:
+        self.inner.delete(key)
+
+    def _iter_keys(self) -> Iterator[str]:
+        return self.inner.list()
+
+    def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
+        return self.inner.get_range(key, start, length)
+
+    def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
+        return self.inner.get_many(keys)
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        return self.inner.list_prefix(prefix)
+
+    def set(self, key: str, value: Buffer) -> None:
+        self._check_write(key, value)
+        changed = self.inner.get(key) != bytes(value)
+        if changed:
+            self.inner.set(key, value)
+        self._counted(changed)
+
+    def set_if_not_exists(self, key: str, value: Buffer) -> bool:
+        return self.inner.set_if_not_exists(key, value)
+
+    def delete_prefix(self, prefix: str) -> None:
+        self.inner.delete_prefix(prefix)
+
+    def delete(self, key: str) -> None:
+        changed = self.inner.get(key) is not None
+        if changed:
+            self.inner.delete(key)
+        self._counted(changed)
+
+    @property
+    def lock_identity(self) -> Hashable:
+        return self.inner.lock_identity
+
+    def __repr__(self) -> str:
+        return f"UnchangedSkipped({self.inner!r})"
 
 
 def _copy_block(plan: _Plan, node: Array, new: Array, region: tuple[slice, ...]) -> None:
@@ -208,7 +316,8 @@ def _plan(relative: str, node: Array | Group, target: str, *, zarr_format: int,
         from zarrkit.hierarchy.nodes import create_group_node
 
         create_group_node(scratch, target, node.attrs.asdict(), zarr_format=zarr_format)
-        return _Plan(relative, node, "group")
+        return _Plan(relative, node, "group",
+                     documents=scratch.get_many(_node_document_keys(target)))
     options = _array_options(node, zarr_format=zarr_format, compressors=compressors,
                              chunks=chunks, shards=shards)
     plan = _Plan(relative, node, "array", options)
@@ -219,6 +328,7 @@ def _plan(relative: str, node: Array | Group, target: str, *, zarr_format: int,
     trial = create_array(scratch, name=target, **plan.options)
     if plan.kind == "references":
         _check_references(node, trial)
+    plan.documents = scratch.get_many(_node_document_keys(target))
     return plan
 
 
@@ -344,6 +454,145 @@ def _array_options(array: Array, *, zarr_format: int, compressors: Any, chunks: 
     return {"shape": array.shape, "dtype": array.dtype, "chunks": chunks or array.chunks,
             "fill_value": array.fill_value, "compressors": compressors,
             "attributes": array.attrs.asdict(), "zarr_format": zarr_format, **options}
+
+
+@dataclass
+class CopyReport:
+    """What :func:`copy_store` did: ``keys`` of the source considered, of which
+    ``written`` were stored (``bytes_written`` bytes) and ``skipped`` already held the
+    same value at the destination.
+
+    >>> CopyReport(keys=2, written=1, skipped=1, bytes_written=8).to_json()["skipped"]
+    1
+    """
+
+    keys: int = 0
+    written: int = 0
+    skipped: int = 0
+    bytes_written: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        """The report as a JSON object."""
+        return {"keys": self.keys, "written": self.written, "skipped": self.skipped,
+                "bytes_written": self.bytes_written}
+
+
+# Keys copied per batch: read together (in the pool), so memory stays bounded.
+_COPY_BATCH_KEYS = 64
+
+
+def copy_store(
+    source: Any,
+    dest: Any,
+    source_path: str = "",
+    dest_path: str | None = None,
+    *,
+    overwrite: bool = False,
+    progress: ProgressCallback | bool | None = None,
+) -> CopyReport:
+    """Copy the node at ``source_path`` of ``source`` (and everything below it) to
+    ``dest_path`` of ``dest`` (by default the same path) as it is: every key's bytes,
+    chunks not re-encoded (use :func:`convert` to change format, codecs or chunking).
+    Missing ancestor groups of ``dest_path`` are created, in the source's format.
+
+    Resumable: a key whose value ``dest`` already holds is not written again, so running
+    a finished copy again writes nothing; metadata documents are copied last, so an
+    interrupted copy is no node yet. A different node at ``dest_path`` raises
+    ContainsNodeError, unless ``overwrite`` (which deletes everything under
+    ``dest_path`` first). ``progress`` (in keys) as in :func:`convert`. A source that
+    cannot list its keys (HTTP) is copied by walking its hierarchy (with its consolidated
+    metadata, if any) and asking for every chunk of the grid.
+
+    >>> import numpy as np, zarrkit as zk
+    >>> source = {}
+    >>> zk.create_array(source, name="a", shape=(4,), chunks=(2,), dtype="i2")[...] = 3
+    >>> dest = {}
+    >>> copy_store(source, dest, progress=False).written, sorted(dest) == sorted(source)
+    (4, True)
+    >>> copy_store(source, dest, progress=False).skipped
+    4
+    """
+    source_store = make_store(source, mode="r")
+    from_path = normalize_path(source_path)
+    to_path = from_path if dest_path is None else normalize_path(dest_path)
+    found = find_node(source_store, from_path)
+    if found is None:
+        raise MetadataError(f"nothing to copy at path {from_path!r}")
+    dest_store = make_store(dest, mode="a")
+    source_keys = _source_keys(source_store, from_path)
+    from_prefix, to_prefix = key_prefix(from_path), key_prefix(to_path)
+    _check_copy_target(source_store, dest_store, from_path, to_path, overwrite=overwrite)
+    for ancestor in ancestors(to_path):
+        from zarrkit.hierarchy.nodes import group_document, group_metadata_key, node_kind
+
+        if node_kind(dest_store, ancestor) is None:
+            dest_store.set_if_not_exists(group_metadata_key(ancestor, found.zarr_format),
+                                         group_document(found.zarr_format))
+    # Chunks first, metadata documents last: an interrupted copy leaves no node that
+    # looks complete, and a resumed one finds the data it already wrote.
+    source_keys.sort(key=lambda k: (k.rpartition("/")[2] in _DOCUMENT_NAMES, k))
+    report = CopyReport(keys=len(source_keys))
+    update, finish = progress_callback(progress, "zarrkit cp", unit="chunks")
+    try:
+        for start in range(0, len(source_keys), _COPY_BATCH_KEYS):
+            batch = source_keys[start:start + _COPY_BATCH_KEYS]
+            targets = [to_prefix + key[len(from_prefix):] for key in batch]
+            values = read_values(source_store, batch)
+            present = read_values(dest_store, targets)
+            changed = {target: value for target, value, old in zip(
+                targets, values, present, strict=True) if value is not None and value != old}
+            if changed:
+                dest_store.set_many(changed)
+            report.written += len(changed)
+            report.bytes_written += sum(len(v) for v in changed.values())
+            report.skipped += sum(v is not None for v in values) - len(changed)
+            update(start + len(batch), len(source_keys))
+    finally:
+        finish()
+    return report
+
+
+_DOCUMENT_NAMES = (ZARR_JSON, ZARRAY, ZGROUP, ZATTRS, ZMETADATA)
+
+
+def _check_copy_target(source: Store, dest: Store, from_path: str, to_path: str, *,
+                       overwrite: bool) -> None:
+    """ContainsNodeError if ``dest`` holds at ``to_path`` a node whose metadata differs
+    from the source's (a copy resumed finds its own); with ``overwrite``, clear it."""
+    if overwrite:
+        dest.delete_prefix(key_prefix(to_path))
+        return
+    names = (ZARR_JSON, ZARRAY, ZGROUP)
+    there = dest.get_many([join_path(to_path, n) for n in names])
+    if all(value is None for value in there):
+        return
+    if there != source.get_many([join_path(from_path, n) for n in names]):
+        raise ContainsNodeError(
+            f"the destination already holds a different node at path {to_path or '/'!r} "
+            "(not a previous run of this copy); overwrite (--overwrite) replaces it")
+
+
+def _source_keys(store: Store, path: str) -> list[str]:
+    """The keys of the node at ``path`` and below: listed, or for a store that cannot
+    list, the metadata keys of every node of the hierarchy and every chunk key of the
+    grid of each array (those missing are skipped when read)."""
+    if store.supports_listing:
+        return list(store.list_prefix(key_prefix(path)))
+    from zarrkit.api import open_array, open_group
+
+    found = find_node(store, path)
+    assert found is not None
+    if found.kind == "array":
+        nodes: list[tuple[str, Array | Group]] = [("", open_array(store, mode="r", path=path))]
+    else:
+        nodes = list(_walk(open_group(store, mode="r", path=path)))
+    keys = [join_path(path, ZMETADATA)]
+    for relative, node in nodes:
+        node_path = join_path(path, relative)
+        keys += _node_document_keys(node_path)
+        if isinstance(node, Array):
+            keys += [node._chunk_key(tuple(c)) for c in np.ndindex(*node.cdata_shape)]
+    return keys
 
 
 def migrate_metadata(store: Any, path: str = "", *, dry_run: bool = False) -> list[str]:

@@ -1133,7 +1133,8 @@ class Array:
         view = target[(*projection.out_selection, Ellipsis)]  # a view even when 0-d
         if view.shape != chunk_shape:
             return None
-        contiguous = view.flags.f_contiguous if self._stored_order == "F" else view.flags.c_contiguous
+        flags = view.flags
+        contiguous = flags.f_contiguous if self._stored_order == "F" else flags.c_contiguous
         return view if contiguous else None
 
     def _mapped_value(self, key: str) -> Any:
@@ -1379,7 +1380,8 @@ class Array:
                     if self._is_edge_chunk(projection.chunk_coords):
                         chunk = self._empty_chunk(projection.chunk_coords)
                     elif storage_dtype.hasobject:
-                        chunk = np.empty(self._grid_chunks, dtype=storage_dtype, order=self._stored_order)  # type: ignore[call-overload]
+                        chunk = np.empty(self._grid_chunks, dtype=storage_dtype,  # type: ignore[call-overload]
+                                         order=self._stored_order)
                     else:  # every element is written: no fill, and no fresh pages either
                         chunk = scratch_array(self._grid_chunks, storage_dtype, self._stored_order)
                 else:

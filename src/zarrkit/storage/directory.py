@@ -30,6 +30,7 @@ import mmap
 import os
 import shutil
 import socket
+import stat
 import zlib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -291,17 +292,21 @@ class DirectoryStore(Store):
         >>> s = DirectoryStore(tempfile.mkdtemp())
         >>> s.set("k", b"abc"); bytes(s.map_value("k"))
         b'abc'
+        >>> s.set("d/k", b"1"); s.map_value("d") is None
+        True
         """
         validate_key(key)
         fd = self._open_for_reading(key)
         if fd is None:
             return None
         try:
-            size = os.fstat(fd).st_size
-            if size == 0:  # mmap refuses empty files
+            status = os.fstat(fd)
+            if stat.S_ISDIR(status.st_mode):  # a directory is not a value (and mmap fails
+                return None                   # on it with ENODEV, not IsADirectoryError)
+            if status.st_size == 0:  # mmap refuses empty files
                 return memoryview(b"")
-            return memoryview(mmap.mmap(fd, size, access=mmap.ACCESS_READ))
-        except (IsADirectoryError, ValueError):  # a directory maps as nothing
+            return memoryview(mmap.mmap(fd, status.st_size, access=mmap.ACCESS_READ))
+        except (IsADirectoryError, ValueError):
             return None
         finally:
             os.close(fd)
