@@ -85,3 +85,28 @@ def test_order_reported_and_read_as_zarr_python(zarr_format: int, how: str) -> N
     np.testing.assert_array_equal(read_ours, data)
     assert read_ours.flags.f_contiguous == read_theirs.flags.f_contiguous
     assert read_ours.flags.c_contiguous == read_theirs.flags.c_contiguous
+
+
+@pytest.mark.parametrize(("shape", "chunks", "shards", "written"), [
+    ((1000,), (100,), (500,), np.s_[:600]),
+    ((1000,), (100,), None, np.s_[:250]),
+    ((30, 40), (5, 10), (10, 20), np.s_[:12, 25:]),
+    ((30, 40), (5, 10), (10, 20), np.s_[:0]),
+    ((7, 9), (2, 4), (4, 8), np.s_[5:, :]),
+])
+def test_chunk_counts_as_zarr_python(shape: tuple[int, ...], chunks: tuple[int, ...],
+                                     shards: tuple[int, ...] | None, written: Any) -> None:
+    """cdata_shape and nchunks count inner chunks of a sharded array; nchunks_initialized
+    the inner chunks of the stored shards (zarr-python's rule)."""
+    arrays = []
+    for lib in (zarr, zarrkit):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = lib.create_array(store={}, shape=shape, chunks=chunks, shards=shards,
+                                 dtype="i2")
+        a[written] = 1
+        arrays.append(a)
+    theirs, ours = arrays
+    assert ours.cdata_shape == theirs.cdata_shape
+    assert ours.nchunks == theirs.nchunks
+    assert ours.nchunks_initialized == theirs.nchunks_initialized

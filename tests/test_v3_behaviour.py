@@ -673,7 +673,7 @@ def test_sharded_vindex_matches_numpy(case: ShardedCase, data: st.DataObject) ->
 @given(case=sharded_cases(), data=st.data())
 def test_sharded_blocks_match_numpy(case: ShardedCase, data: st.DataObject) -> None:
     # A block of a sharded array is a shard, as in zarr-python (whose ``blocks`` follow the
-    # chunk grid) and as zarrkit's own cdata_shape and nchunks count them.
+    # grid of stored objects, while its cdata_shape and nchunks count inner chunks).
     expected = case.expected.copy()
     shards = case.array.shards
     assert shards is not None
@@ -690,10 +690,11 @@ def test_sharded_blocks_agree_with_zarr_python_and_the_whole_shard_path() -> Non
     store = MemoryStore()
     a = make_sharded(store, shape=(8,), chunks=(2,), shards=(4,))
     a[...] = np.arange(8)
-    assert a.cdata_shape == (2,) and a.nchunks == 2
     # zarr-python on the same bytes
     theirs = zarr.open_array(store=_zarr_store_copy(store), path="x", mode="r")
     assert theirs.chunks == a.chunks and theirs.shards == a.shards
+    assert a.cdata_shape == theirs.cdata_shape == (4,) and a.nchunks == theirs.nchunks == 4
+    assert a.nchunks_initialized == theirs.nchunks_initialized == 4
     np.testing.assert_array_equal(theirs.blocks[1], [4, 5, 6, 7])
     # the same array with a checksum after the shard (no partial I/O in zarrkit)
     document = json.loads(store._data["x/zarr.json"])

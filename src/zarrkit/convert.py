@@ -591,7 +591,8 @@ def _source_keys(store: Store, path: str) -> list[str]:
         node_path = join_path(path, relative)
         keys += _node_document_keys(node_path)
         if isinstance(node, Array):
-            keys += [node._chunk_key(tuple(c)) for c in np.ndindex(*node.cdata_shape)]
+            keys += [node._chunk_key(tuple(c))
+                     for c in np.ndindex(*node._storage_grid_shape)]
     return keys
 
 

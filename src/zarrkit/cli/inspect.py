@@ -307,16 +307,16 @@ def _array_info(array: Array) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     rows = [("Name", _display_name(array)), *summary.items()]
     stored = int(array.nbytes_stored) if listable else None
     initialized = int(array.nchunks_initialized) if listable else None
-    sharded = array.shards is not None
+    shards = array._nshards_initialized if listable and array.shards is not None else None
     metadata = {k: v for k, v in array.metadata.to_json().items() if k != "attributes"}
     entry = {"name": _display_name(array), **array_summary(array),
              "order": array.order, "read_only": array.read_only,
              "fill_value": metadata["fill_value"],
              "nbytes": int(array.nbytes), "nbytes_stored": stored,
              "storage_ratio": array.nbytes / stored if stored else None,
-             # zarrkit counts what is stored: shards, for a sharded array.
-             "chunks_initialized": None if sharded else initialized,
-             "shards_initialized": initialized if sharded else None,
+             # As zarr-python counts them: inner chunks of the shards stored.
+             "chunks_initialized": initialized,
+             "shards_initialized": shards,
              "info": dict(rows), "metadata": metadata,
              "attributes": array.attrs.asdict()}
     return rows, entry

@@ -498,12 +498,27 @@ class Array:
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
-        """Number of chunks along each dimension."""
+        """Number of chunks along each dimension; inner chunks of a sharded array, as
+        zarr-python counts them (:attr:`_storage_grid_shape` counts what is stored).
+
+        >>> import zarrkit as zk
+        >>> zk.create_array({}, shape=(1000,), chunks=(100,), shards=(500,), dtype="u1"
+        ...                 ).cdata_shape
+        (10,)
+        """
+        if self._pipeline_sharding is None:
+            return self._storage_grid_shape
+        return grid_shape(self.shape, self._pipeline_sharding.chunk_shape)
+
+    @property
+    def _storage_grid_shape(self) -> tuple[int, ...]:
+        """Number of stored chunks (shards of a sharded array) along each dimension."""
         return grid_shape(self.shape, self._grid_chunks)
 
     @property
     def nchunks(self) -> int:
-        """Total number of chunks in the grid."""
+        """Total number of chunks in the grid (inner chunks of a sharded array, which
+        may exceed the number of stored objects, as in zarr-python)."""
         return math.prod(self.cdata_shape)
 
     def _parse_chunk_key(self, relative_key: str) -> tuple[int, ...] | None:
@@ -518,8 +533,8 @@ class Array:
         return tuple(int(c) for c in match.groups())
 
     def _stored_chunks(self) -> list[tuple[str, tuple[int, ...]]]:
-        """(key, chunk coordinates) of every stored chunk inside the grid."""
-        grid = self.cdata_shape
+        """(key, chunk coordinates) of every stored chunk (shard) inside the grid."""
+        grid = self._storage_grid_shape
         found = []
         prefix_length = len(self._prefix)
         for key in self._store.list_prefix(self._prefix):  # type: ignore[attr-defined]
@@ -533,7 +548,24 @@ class Array:
 
     @property
     def nchunks_initialized(self) -> int:
-        """Number of chunks present in the store."""
+        """Number of chunks present in the store; for a sharded array, as zarr-python
+        counts them, the stored shards times the inner chunks a shard holds.
+
+        >>> import zarrkit as zk
+        >>> a = zk.create_array({}, shape=(1000,), chunks=(100,), shards=(500,), dtype="u1")
+        >>> a[:10] = 1
+        >>> a.nchunks_initialized, a._nshards_initialized
+        (5, 1)
+        """
+        stored = self._nshards_initialized
+        if self._pipeline_sharding is None:
+            return stored
+        return stored * math.prod(shard // inner for shard, inner in zip(
+            self._grid_chunks, self._pipeline_sharding.chunk_shape, strict=True))
+
+    @property
+    def _nshards_initialized(self) -> int:
+        """Number of stored objects (shards, or chunks of an unsharded array) in the store."""
         return len(self._stored_chunk_keys())
 
     @property
@@ -984,7 +1016,8 @@ class Array:
         if math.prod(indexer.shape) < _LIST_FROM:  # each chunk gives at least an element
             return False
         nchunks = indexer.nchunks
-        return (nchunks >= _LIST_FROM and nchunks * _LIST_FRACTION >= self.nchunks
+        return (nchunks >= _LIST_FROM
+                and nchunks * _LIST_FRACTION >= math.prod(self._storage_grid_shape)
                 and getattr(self._store, "supports_listing", False))
 
     def _read_listed(self, indexer: Any, target: np.ndarray[Any, Any],
@@ -1684,8 +1717,10 @@ class ArrayInfo:
             rows.append(("No. bytes stored", _byte_info(stored)))
             if stored > 0:
                 rows.append(("Storage ratio", f"{a.nbytes / stored:.1f}"))
-            label = "Shards Initialized" if a.shards is not None else "Chunks Initialized"
-            rows.append((label, str(a.nchunks_initialized)))
+            if a.shards is not None:
+                rows.append(("Shards Initialized", str(a._nshards_initialized)))
+            else:
+                rows.append(("Chunks Initialized", str(a.nchunks_initialized)))
         return rows
 
     def __repr__(self) -> str:
