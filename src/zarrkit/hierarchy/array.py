@@ -57,11 +57,11 @@ from zarrkit.indexing.dispatch import (
     is_plain_basic,
     split_fields,
 )
-from zarrkit.metadata.fill_value import default_fill_value
+from zarrkit.metadata.fill_value import default_fill_value, is_all_fill
 from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZATTRS
 from zarrkit.paths import join_path, key_prefix
-from zarrkit.storage.base import Store
+from zarrkit.storage.base import MapsValues, ReadsInto, Store
 from zarrkit.storage.directory import DirectoryStore
 
 # Reads with less work than this run in the calling thread: handing a few small chunks
@@ -213,7 +213,7 @@ class Array:
         write_empty_chunks: bool | None = None,
         mmap: bool = False,
     ) -> None:
-        if mmap and not hasattr(store, "map_value"):
+        if mmap and not isinstance(store, MapsValues):
             raise UnsupportedOperationError(
                 f"mmap=True needs a store that can map values (directory or ZIP); "
                 f"{store!r} cannot")
@@ -1072,7 +1072,7 @@ class Array:
         pipeline = self._pipeline
         raw = pipeline.is_raw
         mapped = self._mmap and raw
-        reads_into = raw and not mapped and hasattr(self._store, "get_into")
+        reads_into = raw and not mapped and isinstance(self._store, ReadsInto)
         decodes_into = pipeline.decodes_into and not raw
 
         dtype = self._storage_dtype
@@ -1362,28 +1362,7 @@ class Array:
         return chunk if chunk.flags.writeable else chunk.copy(order="K")
 
     def _is_all_fill(self, chunk: np.ndarray[Any, Any]) -> bool:
-        fill = self._metadata.fill_value
-        if fill is None:
-            return False
-        kind = self._storage_dtype.kind
-        if kind in "biuf" and chunk.size:
-            # Data rarely equals the fill value everywhere: one element usually settles
-            # it without comparing (and allocating a mask for) the whole chunk.
-            first = chunk[(0,) * chunk.ndim]
-            if first != fill and not (kind == "f" and np.isnan(first) and np.isnan(fill)):
-                return False
-        if kind == "O":
-            return all(item == fill for item in chunk.ravel(order="K"))
-        if kind == "V" or kind in "mM":
-            as_bytes = chunk.ravel(order="K").view(np.uint8)
-            fill_bytes = np.frombuffer(np.array(fill, dtype=self._storage_dtype).tobytes(),
-                                       np.uint8)
-            return bool((as_bytes.reshape(-1, fill_bytes.size) == fill_bytes).all())
-        if kind == "c":
-            return _all_equal_nan(chunk.real, fill.real) and _all_equal_nan(chunk.imag, fill.imag)
-        if kind == "f":
-            return _all_equal_nan(chunk, fill)
-        return bool((chunk == fill).all())
+        return is_all_fill(chunk, self._metadata.fill_value)
 
     def _store_chunk(self, key: str, chunk: np.ndarray[Any, Any]) -> None:
         skip = self._store.supports_deletes and not self.write_empty_chunks
@@ -1588,13 +1567,6 @@ def _unpickle_array(store: Store, path: str, metadata: Any, read_only: bool,
                   write_empty_chunks=write_empty_chunks, mmap=mmap)
     array._config_order = config_order
     return array
-
-
-def _all_equal_nan(values: np.ndarray[Any, Any], fill: Any) -> bool:
-    """Whether every value equals ``fill``, NaN counting as equal to NaN."""
-    if np.isnan(fill):
-        return bool(np.isnan(values).all())
-    return bool((values == fill).all())
 
 
 def _chunk_key_pattern(ndim: int, separator: str) -> re.Pattern[str]:

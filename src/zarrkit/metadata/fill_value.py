@@ -545,6 +545,51 @@ def default_fill_value(dtype: np.dtype[Any]) -> Any:
     return np.zeros((), dtype=dtype)[()]
 
 
+def fill_mask(array: np.ndarray[Any, Any], fill: Any) -> np.ndarray[Any, Any]:
+    """Elementwise "is the fill value", bit for bit for fixed-size types: a fill value is a
+    bit pattern (the v3 spec), so a NaN fill matches NaNs of its own bits and ``-0.0`` is not
+    ``0.0``. Objects compare by ``==``.
+
+    >>> fill_mask(np.array([0.0, -0.0, np.nan]), 0.0).tolist()
+    [True, False, False]
+    """
+    if array.dtype.kind == "O":
+        return np.asarray(array == fill, dtype=bool).reshape(array.shape)
+    flat = np.ascontiguousarray(array).reshape(-1)
+    target = np.asarray(fill, dtype=array.dtype).reshape(1)
+    itemsize = array.dtype.itemsize
+    if itemsize in (1, 2, 4, 8):
+        as_int = np.dtype(f"u{itemsize}")
+        mask = flat.view(as_int) == target.view(as_int)[0]
+    else:
+        raw = flat.view(np.uint8).reshape(flat.size, itemsize)
+        mask = (raw == target.view(np.uint8)).all(axis=1)
+    return mask.reshape(array.shape)
+
+
+def is_all_fill(array: np.ndarray[Any, Any], fill: Any) -> bool:
+    """Whether every element of ``array`` is the fill value, by :func:`fill_mask`'s rule
+    (bit for bit); never for a null fill value. The one rule for skipping empty chunks, whole
+    or inside shards.
+
+    >>> is_all_fill(np.full(4, np.nan), np.nan), is_all_fill(np.array([-0.0]), 0.0)
+    (True, False)
+    """
+    if fill is None:
+        return False
+    if array.dtype.kind == "O":
+        return all(item == fill for item in array.ravel(order="K"))
+    if array.size and array.dtype.itemsize in (1, 2, 4, 8):
+        # Data rarely equals the fill value everywhere: one element usually settles it
+        # without comparing (and allocating a mask for) the whole chunk.
+        as_int = np.dtype(f"u{array.dtype.itemsize}")
+        first = array[(0,) * array.ndim]
+        if (np.asarray(first, array.dtype).reshape(1).view(as_int)[0]
+                != np.asarray(fill, array.dtype).reshape(1).view(as_int)[0]):
+            return False
+    return bool(fill_mask(array, fill).all())
+
+
 # --- Zarr v3 ------------------------------------------------------------------------------
 
 

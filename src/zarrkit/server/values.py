@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from zarrkit.errors import StoreEscapeError, ZarrkitError
-from zarrkit.storage.base import Store
+from zarrkit.storage.base import MapsValues, Store
 from zarrkit.storage.directory import DirectoryStore
 from zarrkit.storage.zip import ZipStore
 
@@ -83,11 +83,10 @@ def content_etag(seed: bytes) -> str:
 
 
 def _map_or_read(store: Store, key: str) -> bytes | memoryview | None:
-    mapper = getattr(store, "map_value", None)
-    if mapper is None:
+    if not isinstance(store, MapsValues):
         return store.get(key)
     try:
-        return mapper(key)  # type: ignore[no-any-return]
+        return store.map_value(key)
     except StoreEscapeError:
         raise
     except OSError:

@@ -76,6 +76,34 @@ class ListableStore(Protocol):
     def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]: ...
 
 
+@runtime_checkable
+class ReadsInto(Protocol):
+    """A store that reads a value straight into a caller's buffer (DirectoryStore,
+    ZipStore): uncompressed chunks then skip a copy.
+
+    >>> from zarrkit.storage import DirectoryStore, MemoryStore
+    >>> import tempfile
+    >>> directory = DirectoryStore(tempfile.mkdtemp())
+    >>> isinstance(directory, ReadsInto), isinstance(MemoryStore(), ReadsInto)
+    (True, False)
+    """
+
+    def get_into(self, key: str, out: memoryview) -> bool: ...
+
+
+@runtime_checkable
+class MapsValues(Protocol):
+    """A store that hands values over memory-mapped, without reading them (DirectoryStore,
+    ZipStore): ``mmap=True`` arrays and the server's ranges use it.
+
+    >>> from zarrkit.storage import MemoryStore
+    >>> isinstance(MemoryStore(), MapsValues)
+    False
+    """
+
+    def map_value(self, key: str) -> memoryview | None: ...
+
+
 # The fallback create-if-absent of stores that have no atomic one of their own; never held
 # together with a key lock, so it cannot deadlock with one.
 _create_guard = threading.Lock()

@@ -37,6 +37,7 @@ from zarrkit.codecs.v3.compressors import as_bytes_view
 from zarrkit.codecs.v3.pipeline import CodecPipelineV3
 from zarrkit.codecs.v3.spec import ChunkSpec
 from zarrkit.errors import ChunkDecodeError, MetadataError
+from zarrkit.metadata.fill_value import fill_mask
 
 EMPTY = 2**64 - 1
 _EMPTY = np.uint64(EMPTY)
@@ -229,23 +230,6 @@ def coalesce_ranges(
     if members:
         merged.append((start, end - start, members))
     return merged
-
-
-def _equals_fill(array: np.ndarray[Any, Any], fill: Any) -> np.ndarray[Any, Any]:
-    """Elementwise "is the fill value", bit for bit for fixed-size types so that NaN fills
-    match and -0.0 is not mistaken for 0.0."""
-    if array.dtype.kind == "O":
-        return np.asarray(array == fill, dtype=bool).reshape(array.shape)
-    flat = np.ascontiguousarray(array).reshape(-1)
-    target = np.asarray(fill, dtype=array.dtype).reshape(1)
-    itemsize = array.dtype.itemsize
-    if itemsize in (1, 2, 4, 8):
-        as_int = np.dtype(f"u{itemsize}")
-        mask = flat.view(as_int) == target.view(as_int)[0]
-    else:
-        raw = flat.view(np.uint8).reshape(flat.size, itemsize)
-        mask = (raw == target.view(np.uint8)).all(axis=1)
-    return mask.reshape(array.shape)
 
 
 class ShardBuilder:
@@ -572,7 +556,7 @@ class ShardingCodec(ArrayBytesCodec):
         [True, False]
         """
         cps = self.chunks_per_shard(shard.shape)
-        mask = _equals_fill(shard, self.spec.fill_value)
+        mask = fill_mask(shard, self.spec.fill_value)
         # Axes (c0, s0, c1, s1, ...) so that each inner chunk's elements are the odd axes.
         split = [n for pair in zip(cps, self.chunk_shape, strict=True) for n in pair]
         return np.asarray(mask.reshape(split).all(axis=tuple(range(1, 2 * len(cps), 2))))
