@@ -107,6 +107,11 @@ class V2ChunkPipeline:
         )
 
     @property
+    def sharding(self) -> None:
+        """Format 2 has no sharding (see :class:`zarrkit.codecs.pipeline.ChunkPipeline`)."""
+        return None
+
+    @property
     def chunk_nbytes(self) -> int:
         """Size in bytes of one decoded chunk (for fixed-size dtypes)."""
         return math.prod(self.chunk_shape) * self.dtype.itemsize

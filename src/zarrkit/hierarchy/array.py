@@ -16,11 +16,12 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from zarrkit.buffers import ROW_COPY_FROM, allocate, copy_into, scratch_array
+from zarrkit.codecs.pipeline import build_pipeline, pipeline_for
 from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.concurrency import chunk_lock, parallel_batches, parallel_map
 from zarrkit.config import config
@@ -35,7 +36,6 @@ from zarrkit.errors import (
 )
 from zarrkit.hierarchy.attributes import Attributes, Edit
 from zarrkit.hierarchy.consolidated import record_changes, record_documents_v2
-from zarrkit.hierarchy.creation import shared_pipeline
 from zarrkit.hierarchy.nodes import StorePath, array_metadata_key, stored_metadata
 from zarrkit.hierarchy.sharded import read_sharded, supports_partial_io, write_sharded
 from zarrkit.indexing import (
@@ -63,6 +63,10 @@ from zarrkit.metadata.v2 import ZATTRS
 from zarrkit.paths import join_path, key_prefix
 from zarrkit.storage.base import MapsValues, ReadsInto, Store
 from zarrkit.storage.directory import DirectoryStore
+
+if TYPE_CHECKING:
+    from zarrkit.codecs.v3.pipeline import CodecPipelineV3
+    from zarrkit.codecs.v3.sharding import ShardingCodec
 
 # Reads with less work than this run in the calling thread: handing a few small chunks
 # to the pool costs more in wake-ups and GIL hand-offs than decoding them (S6's 16^3
@@ -99,21 +103,6 @@ def _grid_chunks(metadata: Any) -> tuple[Any, ...]:
     return tuple(
         lengths if isinstance(lengths, int) else tuple(itertools.accumulate(lengths, initial=0))
         for lengths in grid.chunk_shapes
-    )
-
-
-def _build_pipeline(metadata: Any, chunk_shape: tuple[int, ...] | None = None) -> Any:
-    """The chunk codec pipeline for an array's metadata, of either format (for chunks of
-    ``chunk_shape`` when the grid is not regular)."""
-    if metadata.zarr_format == 3:
-        from zarrkit.codecs.v3.pipeline import CodecPipelineV3
-        from zarrkit.codecs.v3.spec import ChunkSpec
-
-        spec = ChunkSpec(shape=chunk_shape or metadata.chunks, dtype=metadata.dtype,
-                         fill_value=metadata.fill_value)
-        return CodecPipelineV3.from_json(metadata.codecs, spec)
-    return V2ChunkPipeline.build(
-        metadata.dtype, metadata.chunks, metadata.order, metadata.compressor, metadata.filters,
     )
 
 
@@ -272,7 +261,7 @@ class Array:
         try:
             # Shared with arrays of the same codecs and chunk spec: a hierarchy of 1000
             # alike arrays builds (and validates) its pipeline once.
-            self._pipeline = shared_pipeline(metadata, first_chunk, _build_pipeline)
+            self._pipeline = pipeline_for(metadata, first_chunk)
         except MetadataError as e:
             raise type(e)(f"array {self.name!r} ({self._metadata_key}): {e}") from e
         self._pipelines: dict[tuple[int, ...], Any] = {}
@@ -319,12 +308,20 @@ class Array:
         return tuple(c * n if isinstance(n, int) else n[c]
                      for c, n in zip(chunk_coords, self._grid_chunks, strict=True))
 
+    @property
+    def _sharding_codec(self) -> ShardingCodec:
+        """The sharding codec of a sharded array (its partial I/O asks only then)."""
+        codec = self._pipeline_sharding
+        if codec is None:
+            raise UnsupportedOperationError(f"array {self.name!r} is not sharded")
+        return codec
+
     def _pipeline_for(self, chunk_shape: tuple[int, ...]) -> Any:
         if self._regular:
             return self._pipeline
         pipeline = self._pipelines.get(chunk_shape)
         if pipeline is None:
-            pipeline = self._pipelines[chunk_shape] = _build_pipeline(self._metadata, chunk_shape)
+            pipeline = self._pipelines[chunk_shape] = build_pipeline(self._metadata, chunk_shape)
         return pipeline
 
     # --- description ----------------------------------------------------------------------
@@ -447,7 +444,8 @@ class Array:
             from zarrkit.codecs.public import array_codecs
 
             return array_codecs(self._pipeline)[2]
-        return (self._pipeline.compressor,) if self._pipeline.compressor is not None else ()
+        compressor = cast("V2ChunkPipeline", self._pipeline).compressor
+        return (compressor,) if compressor is not None else ()
 
     @property
     def compressor(self) -> Any:
@@ -461,7 +459,7 @@ class Array:
             from zarrkit.codecs.public import array_codecs
 
             return array_codecs(self._pipeline)[0]
-        return self._pipeline.filters
+        return cast("V2ChunkPipeline", self._pipeline).filters
 
     @property
     def serializer(self) -> Any:
@@ -1323,14 +1321,16 @@ class Array:
         type cannot hold (numpy has converted the value already). Codecs of bytes take
         any bytes, so they are not run."""
         pipeline = self._pipeline
-        while getattr(pipeline, "sharding", None) is not None:
+        while pipeline.sharding is not None:
             pipeline = pipeline.sharding.inner_pipeline
-        if self._metadata.zarr_format == 3:
-            stages = [*pipeline.array_array,
-                      *([pipeline.array_bytes] if self._storage_dtype.hasobject else [])]
-            shape = tuple(pipeline.spec.shape)
-        else:
+        stages: list[Any]
+        if isinstance(pipeline, V2ChunkPipeline):
             stages, shape = list(pipeline.filters), tuple(pipeline.chunk_shape)
+        else:
+            v3 = cast("CodecPipelineV3", pipeline)
+            stages = [*v3.array_array, *([v3.array_bytes] if self._storage_dtype.hasobject
+                                         else [])]
+            shape = tuple(v3.spec.shape)
         if not stages:
             return
         size = math.prod(shape)

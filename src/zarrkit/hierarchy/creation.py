@@ -7,17 +7,16 @@
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from numcodecs.abc import Codec
 
 from zarrkit.caching import BoundedCache
+from zarrkit.codecs.pipeline import pipeline_for, pipeline_key
 from zarrkit.codecs.registry import codec_json_v3, codecs_json_v3, is_one_codec, to_codec
-from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.errors import MetadataError
 from zarrkit.hierarchy.nodes import DEFAULT
 from zarrkit.metadata.dtypes import normalize_dtype
@@ -342,31 +341,6 @@ def array_metadata_v3(
 _VALIDATED: BoundedCache[tuple[Any, ...], tuple[dict[str, Any] | None, ...]] = BoundedCache(256)
 
 
-def _validation_key(metadata: Any, chunk_shape: tuple[int, ...]) -> tuple[Any, ...] | None:
-    """What a pipeline's validity depends on, hashable; None if the codecs are not plain
-    JSON (they are then validated without the cache)."""
-    if metadata.zarr_format == 3:
-        fill = metadata.fill_value
-        fill_key = (fill.dtype.str, fill.tobytes()) if isinstance(fill, np.generic) else (
-            type(fill).__name__, fill)
-        codecs: Any = metadata.codecs
-    else:
-        fill_key = metadata.order
-        codecs = [metadata.compressor, metadata.filters]
-    try:
-        key = (metadata.zarr_format, _KEY_ENCODER.encode(codecs), chunk_shape,
-               metadata.dtype, fill_key)
-        hash(key)
-    except (TypeError, ValueError, RecursionError):
-        return None
-    return key
-
-
-# json.dumps(codecs, sort_keys=True) builds an encoder per call, a third of its cost; the
-# circular-reference check is left to the recursion limit (codecs are small JSON trees).
-_KEY_ENCODER = json.JSONEncoder(sort_keys=True, check_circular=False)
-
-
 def validated_codecs(metadata: Any, chunk_shape: tuple[int, ...] | None = None
                      ) -> tuple[dict[str, Any] | None, ...]:
     """Check that the array's codecs build a pipeline for chunks of ``chunk_shape`` (by
@@ -382,60 +356,19 @@ def validated_codecs(metadata: Any, chunk_shape: tuple[int, ...] | None = None
     (None,)
     """
     shape = tuple(metadata.chunks if chunk_shape is None else chunk_shape)
-    key = _validation_key(metadata, shape)
+    key = pipeline_key(metadata, shape)
     cached = _VALIDATED.get(key) if key is not None else None
     if cached is not None:
         return cached
+    pipeline = pipeline_for(metadata, shape)
     codecs: tuple[dict[str, Any] | None, ...]
     if metadata.zarr_format == 3:
-        from zarrkit.codecs.v3.pipeline import CodecPipelineV3
-        from zarrkit.codecs.v3.spec import ChunkSpec
-
-        spec = ChunkSpec(shape=shape, dtype=metadata.dtype, fill_value=metadata.fill_value)
-        codecs = tuple(CodecPipelineV3.from_json(metadata.codecs, spec).to_json())
+        codecs = tuple(pipeline.to_json())  # type: ignore[attr-defined]
     else:
-        V2ChunkPipeline.build(metadata.dtype, shape, metadata.order, metadata.compressor,
-                              metadata.filters)
         codecs = (*(metadata.filters or ()), metadata.compressor)
     if key is not None:
         _VALIDATED.put(key, codecs)
     return codecs
-
-
-# Built pipelines by the same key: arrays with equal codecs and chunk spec share one
-# (building it was two thirds of the cost of an Array object when opening a hierarchy).
-# Pipelines keep no state once built and are already shared by the threads of a read;
-# sharded ones hold a cache of their own and are left out.
-_PIPELINES: BoundedCache[tuple[Any, ...], Any] = BoundedCache(256)
-
-
-def shared_pipeline(metadata: Any, chunk_shape: tuple[int, ...] | None,
-                    build: Callable[[Any, tuple[int, ...] | None], Any]) -> Any:
-    """``build(metadata, chunk_shape)``, or the pipeline it returned for an array with the
-    same codecs, dtype, fill value (v2: order) and chunk shape (``chunk_shape`` None: the
-    metadata's chunk shape), in either format: building one checks every codec's
-    configuration, which costs more than the key. Errors are never cached: an invalid
-    chain raises every time.
-
-    >>> from zarrkit.codecs.v3.pipeline import CodecPipelineV3
-    >>> from zarrkit.codecs.v3.spec import ChunkSpec
-    >>> def build(m, shape):
-    ...     spec = ChunkSpec(shape or m.chunks, m.dtype, m.fill_value)
-    ...     return CodecPipelineV3.from_json(m.codecs, spec)
-    >>> meta = array_metadata_v3(shape=(4,), dtype="u1")
-    >>> shared_pipeline(meta, None, build) is shared_pipeline(meta, None, build)
-    True
-    """
-    key = _validation_key(metadata, tuple(metadata.chunks if chunk_shape is None
-                                          else chunk_shape))
-    if key is None:
-        return build(metadata, chunk_shape)
-    pipeline = _PIPELINES.get(key)
-    if pipeline is None:
-        pipeline = build(metadata, chunk_shape)
-        if getattr(pipeline, "sharding", None) is None:
-            _PIPELINES.put(key, pipeline)
-    return pipeline
 
 
 def _rectilinear_chunks(chunks: Any, shape: tuple[int, ...]

@@ -75,7 +75,7 @@ class _Layout:
 
     @classmethod
     def of(cls, array: Array) -> _Layout:
-        sharding = array._pipeline.sharding
+        sharding = array._sharding_codec
         shard_shape = tuple(array._grid_chunks)
         return cls(array, sharding, shard_shape, tuple(sharding.chunk_shape),
                    sharding.chunks_per_shard(shard_shape), sharding.inner_pipeline)
@@ -172,7 +172,7 @@ def _is_view_selection(selection: Any) -> bool:
 
 
 def _read_index(array: Array, key: str, shard_shape: tuple[int, ...]) -> Any:
-    sharding = array._pipeline.sharding
+    sharding = array._sharding_codec
     nbytes = sharding.index_nbytes(shard_shape)
     if sharding.index_location == "end":
         raw = array.store.get_range(key, -nbytes)
@@ -612,7 +612,7 @@ def _update_base(projections: list[ChunkProjection], stored: memoryview | None
 
 def _decode_full_index(array: Array, key: str, shard: bytes, shard_shape: tuple[int, ...]
                        ) -> Any:
-    sharding = array._pipeline.sharding
+    sharding = array._sharding_codec
     nbytes = sharding.index_nbytes(shard_shape)
     what = f"array {array.name!r} shard {key!r} index"
     if len(shard) < nbytes:
