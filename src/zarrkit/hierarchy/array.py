@@ -36,6 +36,7 @@ from zarrkit.errors import (
 )
 from zarrkit.hierarchy.attributes import Attributes, Edit
 from zarrkit.hierarchy.consolidated import record_changes, record_documents_v2
+from zarrkit.hierarchy.info import ArrayInfo
 from zarrkit.hierarchy.nodes import StorePath, array_metadata_key, stored_metadata
 from zarrkit.hierarchy.sharded import read_sharded, supports_partial_io, write_sharded
 from zarrkit.indexing import (
@@ -62,7 +63,6 @@ from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZATTRS
 from zarrkit.paths import join_path, key_prefix
 from zarrkit.storage.base import MapsValues, ReadsInto, Store
-from zarrkit.storage.directory import DirectoryStore
 
 if TYPE_CHECKING:
     from zarrkit.codecs.v3.pipeline import CodecPipelineV3
@@ -1651,111 +1651,3 @@ class ArrayConfig:
         return cls(order=data.get("order", "C"),
                    write_empty_chunks=data.get("write_empty_chunks",
                                                config.write_empty_chunks))
-
-
-class ArrayInfo:
-    """A printable summary of an array laid out as zarr-python's: ``a.info`` holds what
-    the metadata says, ``a.info_complete()`` adds what needs the store listed (bytes
-    stored, chunks or shards initialized).
-
-    >>> import zarrkit as zk
-    >>> a = zk.create_array({}, shape=(4,), chunks=(2,), dtype="u1"); a[:2] = 1
-    >>> dict(a.info_complete().items())["Chunks Initialized"]
-    '1'
-    """
-
-    def __init__(self, array: Array, *, complete: bool = False) -> None:
-        self._array = array
-        self._complete = complete
-
-    def items(self) -> list[tuple[str, str]]:
-        """The summary as (label, value) rows, in zarr-python's order."""
-        a = self._array
-        rows = [("Type", "Array"), ("Zarr format", str(a.zarr_format)),
-                ("Data type", _data_type_repr(a)), ("Fill value", str(a.fill_value)),
-                ("Shape", str(a.shape))]
-        if a.shards is not None:
-            rows.append(("Shard shape", str(a.shards)))
-        store = a.store
-        store_type = "LocalStore" if isinstance(store, DirectoryStore) else type(store).__name__
-        rows += [("Chunk shape", str(a.chunks)), ("Order", a.order),
-                 ("Read-only", str(a.read_only)), ("Store type", store_type),
-                 ("Filters", repr(tuple(a.filters)))]
-        if a.serializer is not None:
-            rows.append(("Serializer", repr(a.serializer)))
-        rows += [("Compressors", repr(tuple(a.compressors))), ("No. bytes", _byte_info(a.nbytes))]
-        if self._complete:
-            stored = int(a.nbytes_stored)
-            rows.append(("No. bytes stored", _byte_info(stored)))
-            if stored > 0:
-                rows.append(("Storage ratio", f"{a.nbytes / stored:.1f}"))
-            if a.shards is not None:
-                rows.append(("Shards Initialized", str(a._nshards_initialized)))
-            else:
-                rows.append(("Chunks Initialized", str(a.nchunks_initialized)))
-        return rows
-
-    def __repr__(self) -> str:
-        return "\n".join(f"{label:<18} : {value}" for label, value in self.items())
-
-    __str__ = __repr__
-
-
-# zarr-python's data type class per numpy kind and item size (its ``ZDType`` reprs).
-_NUMERIC_TYPE_NAMES = {"i": "Int", "u": "UInt", "f": "Float", "c": "Complex"}
-
-
-def _data_type_repr(array: Array) -> str:
-    """The array's data type as zarr-python prints its data type object.
-
-    >>> import zarrkit as zk
-    >>> _data_type_repr(zk.create_array({}, shape=(1,), dtype=">i4", zarr_format=2))
-    "Int32(endianness='big')"
-    """
-    dtype = array.dtype
-    order = {"<": "'little'", ">": "'big'", "=": repr(sys.byteorder)}.get(dtype.byteorder)
-    # A format 3 array holds its byte order in the ``bytes`` codec, as zarr-python's type.
-    endian = getattr(array.serializer, "endian", None)
-    if order is not None and endian is not None:
-        order = repr(getattr(endian, "value", endian))
-    if dtype.kind == "b":
-        return "Bool()"
-    if dtype.kind in _NUMERIC_TYPE_NAMES:
-        name = f"{_NUMERIC_TYPE_NAMES[dtype.kind]}{dtype.itemsize * 8}"
-        return f"{name}()" if order is None else f"{name}(endianness={order})"
-    if dtype.kind in "mM":
-        unit, count = np.datetime_data(dtype)
-        name = "DateTime64" if dtype.kind == "M" else "TimeDelta64"
-        return f"{name}(endianness={order}, scale_factor={count}, unit={unit!r})"
-    if dtype.kind == "U":
-        return f"FixedLengthUTF32(length={dtype.itemsize // 4}, endianness={order})"
-    if dtype.kind == "S":
-        return f"NullTerminatedBytes(length={dtype.itemsize})"
-    if dtype.kind == "V" and dtype.fields is None:
-        return f"RawBytes(length={dtype.itemsize})"
-    if dtype.kind in "OT" and array.metadata.zarr_format == 3:
-        name = array.metadata.data_type.name
-        if name == "string":
-            return "VariableLengthUTF8()"
-        if name in ("bytes", "variable_length_bytes"):
-            return "VariableLengthBytes()"
-    return str(dtype)
-
-
-def _byte_info(size: int) -> str:
-    """A byte count as zarr-python's summaries print it: bare below 1 KiB, else with a
-    binary-unit size (``K``, ``M``, ...) after it.
-
-    >>> _byte_info(1000), _byte_info(40000), _byte_info(400_000_000)
-    ('1000', '40000 (39.1K)', '400000000 (381.5M)')
-    """
-    if size < 1024:
-        return str(size)
-    value = float(size)
-    for unit in "KMGTP":
-        value /= 1024
-        if value < 1024 or unit == "P":
-            return f"{size} ({value:.1f}{unit})"
-    raise AssertionError("unreachable")
-
-

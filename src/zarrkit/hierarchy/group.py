@@ -34,6 +34,7 @@ from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.attributes import Attributes, Edit
 from zarrkit.hierarchy.consolidated import record_changes
 from zarrkit.hierarchy.creation import array_metadata
+from zarrkit.hierarchy.info import GroupInfo
 from zarrkit.hierarchy.links import (
     LINK_ATTRIBUTE,
     Link,
@@ -1010,34 +1011,3 @@ def open_group_node(
     group = node_from_found(store, found, read_only=read_only, consolidated=consolidated)
     assert isinstance(group, Group)
     return group
-
-
-class GroupInfo:
-    """A printable summary of a group (``print(g.info)``), laid out as zarr-python's;
-    the member counts only when known.
-
-    >>> import zarrkit as zk
-    >>> GroupInfo(zk.group({}), members=3, groups=1).items()[-2:]
-    [('No. arrays', '2'), ('No. groups', '1')]
-    """
-
-    def __init__(self, group: Group, *, members: int | None = None, groups: int = 0) -> None:
-        self._group = group
-        self._members = members
-        self._groups = groups
-
-    def items(self) -> list[tuple[str, str]]:
-        """The summary as (label, value) rows."""
-        g = self._group
-        rows = [("Name", g.path), ("Type", "Group"), ("Zarr format", str(g.zarr_format)),
-                ("Read-only", str(g.read_only)), ("Store type", type(g.store).__name__)]
-        if self._members is not None:
-            rows += [("No. members", str(self._members)),
-                     ("No. arrays", str(self._members - self._groups)),
-                     ("No. groups", str(self._groups))]
-        return rows
-
-    def __repr__(self) -> str:
-        return "\n".join(f"{label:<11} : {value}" for label, value in self.items())
-
-    __str__ = __repr__
