@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -519,24 +518,13 @@ class Array:
         may exceed the number of stored objects, as in zarr-python)."""
         return math.prod(self.cdata_shape)
 
-    def _parse_chunk_key(self, relative_key: str) -> tuple[int, ...] | None:
-        """The chunk coordinates a key (relative to the array) names, or None."""
-        if self._metadata.zarr_format == 3:
-            coords = self._metadata.chunk_key_encoding.decode(relative_key)
-            return None if coords is None or len(coords) != self.ndim else tuple(coords)
-        match = _chunk_key_pattern(self.ndim, self._metadata.dimension_separator).fullmatch(
-            relative_key)
-        if match is None:
-            return None
-        return tuple(int(c) for c in match.groups())
-
     def _stored_chunks(self) -> list[tuple[str, tuple[int, ...]]]:
         """(key, chunk coordinates) of every stored chunk (shard) inside the grid."""
         grid = self._storage_grid_shape
         found = []
         prefix_length = len(self._prefix)
         for key in self._store.list_prefix(self._prefix):  # type: ignore[attr-defined]
-            coords = self._parse_chunk_key(key[prefix_length:])
+            coords = self._metadata.parse_chunk_key(key[prefix_length:])
             if coords is not None and all(c < g for c, g in zip(coords, grid, strict=True)):
                 found.append((key, coords))
         return found
@@ -1466,7 +1454,7 @@ class Array:
         doomed: list[str] = []
         straddling: list[tuple[str, tuple[int, ...], tuple[slice, ...]]] = []
         for key in list(self._store.list_prefix(self._prefix)):  # type: ignore[attr-defined]
-            coords = self._parse_chunk_key(key[len(self._prefix):])
+            coords = self._metadata.parse_chunk_key(key[len(self._prefix):])
             if coords is None:
                 continue
             if any(c >= g for c, g in zip(coords, grid, strict=True)):
@@ -1567,12 +1555,6 @@ def _unpickle_array(store: Store, path: str, metadata: Any, read_only: bool,
                   write_empty_chunks=write_empty_chunks, mmap=mmap)
     array._config_order = config_order
     return array
-
-
-def _chunk_key_pattern(ndim: int, separator: str) -> re.Pattern[str]:
-    if ndim == 0:
-        return re.compile("0")
-    return re.compile(re.escape(separator).join([r"(\d+)"] * ndim))
 
 
 def _with_shape(metadata: Any, shape: tuple[int, ...]) -> Any:

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -204,6 +206,25 @@ class ArrayMetadataV2:
         if not chunk_coords:
             return "0"
         return self.dimension_separator.join(map(str, chunk_coords))
+
+    def parse_chunk_key(self, relative_key: str) -> tuple[int, ...] | None:
+        """The chunk coordinates a key (relative to the array) names, or None when it
+        names no chunk of this array (the inverse of :meth:`chunk_key`).
+
+        >>> m = ArrayMetadataV2(shape=(4, 4), chunks=(2, 2), dtype=np.dtype("u1"))
+        >>> m.parse_chunk_key("1.0"), m.parse_chunk_key(".zarray"), m.parse_chunk_key("1/0")
+        ((1, 0), None, None)
+        """
+        match = _chunk_key_pattern(len(self.shape), self.dimension_separator).fullmatch(
+            relative_key)
+        return None if match is None else tuple(int(c) for c in match.groups())
+
+
+@functools.lru_cache(maxsize=64)
+def _chunk_key_pattern(ndim: int, separator: str) -> re.Pattern[str]:
+    if ndim == 0:
+        return re.compile("0")
+    return re.compile(re.escape(separator).join([r"(\d+)"] * ndim))
 
 
 @dataclass(frozen=True)

@@ -368,6 +368,18 @@ class ArrayMetadataV3:
         """
         return self.chunk_key_encoding.encode(chunk_coords)
 
+    def parse_chunk_key(self, relative_key: str) -> tuple[int, ...] | None:
+        """The chunk coordinates a key (relative to the array) names, or None when it
+        names no chunk of this array (the inverse of :meth:`chunk_key`).
+
+        >>> m = ArrayMetadataV3(shape=(4,), data_type=parse_data_type_v3("int8"),
+        ...     chunk_grid=RegularChunkGrid((2,)))
+        >>> m.parse_chunk_key("c/1"), m.parse_chunk_key("c/1/0"), m.parse_chunk_key("zarr.json")
+        ((1,), None, None)
+        """
+        coords = self.chunk_key_encoding.decode(relative_key)
+        return None if coords is None or len(coords) != len(self.shape) else tuple(coords)
+
     def with_shape(self, shape: Sequence[int]) -> ArrayMetadataV3:
         """A copy with a new shape (for resize); the number of dimensions cannot change.
 
