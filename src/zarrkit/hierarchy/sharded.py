@@ -172,18 +172,10 @@ def _is_view_selection(selection: Any) -> bool:
 
 
 def _read_index(array: Array, key: str, shard_shape: tuple[int, ...]) -> Any:
-    sharding = array._sharding_codec
-    nbytes = sharding.index_nbytes(shard_shape)
-    if sharding.index_location == "end":
-        raw = array.store.get_range(key, -nbytes)
-    else:
-        raw = array.store.get_range(key, 0, nbytes)
-    if raw is None:
-        return None
-    what = f"array {array.name!r} shard {key!r} index"
-    if len(raw) != nbytes:
-        raise ChunkDecodeError(f"{what}: truncated ({len(raw)} of {nbytes} bytes)")
-    return sharding.decode_index(raw, shard_shape, what=what)
+    store = array.store
+    return array._sharding_codec.read_index(
+        lambda start, length: store.get_range(key, start, length), shard_shape,
+        what=f"array {array.name!r} shard {key!r}")
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -612,12 +604,5 @@ def _update_base(projections: list[ChunkProjection], stored: memoryview | None
 
 def _decode_full_index(array: Array, key: str, shard: bytes, shard_shape: tuple[int, ...]
                        ) -> Any:
-    sharding = array._sharding_codec
-    nbytes = sharding.index_nbytes(shard_shape)
-    what = f"array {array.name!r} shard {key!r} index"
-    if len(shard) < nbytes:
-        raise ChunkDecodeError(f"{what}: truncated ({len(shard)} bytes, index needs {nbytes})")
-    raw = shard[-nbytes:] if sharding.index_location == "end" else shard[:nbytes]
-    index = sharding.decode_index(raw, shard_shape, what=what)
-    index.check_bounds(len(shard))
-    return index
+    return array._sharding_codec.shard_index(shard, shard_shape,
+                                             what=f"array {array.name!r} shard {key!r}")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NoReturn
 
@@ -483,15 +483,51 @@ class ShardingCodec(ArrayBytesCodec):
         ...     ChunkSpec((1,), np.dtype("u1")))
         >>> codec.decode_index(b"\\0" * 10, (1,), what="c/0")
         Traceback (most recent call last):
-        zarrkit.errors.ChunkDecodeError: c/0: shard index needs 20 bytes, found 10
+        zarrkit.errors.ChunkDecodeError: c/0: shard index truncated (needs 20 bytes, found 10)
         """
         needed = self.index_nbytes(shard_shape)
         view = as_bytes_view(data)
         if len(view) < needed:
-            raise ChunkDecodeError(f"{what}: shard index needs {needed} bytes, found {len(view)}")
+            raise ChunkDecodeError(
+                f"{what}: shard index truncated (needs {needed} bytes, found {len(view)})")
         part = view[:needed] if self.index_location == "start" else view[len(view) - needed:]
         entries = self.index_pipeline(shard_shape).decode(part, what=f"{what} (shard index)")
         return ShardIndex(entries, what=what)
+
+    def shard_index(self, shard: bytes | memoryview, shard_shape: Sequence[int], *, what: str
+                    ) -> ShardIndex:
+        """The index of a whole shard's bytes, its ranges checked to lie inside the shard.
+
+        >>> codec = ShardingCodec({"chunk_shape": [1], "codecs": ["bytes"]},
+        ...     ChunkSpec((2,), np.dtype("u1"), 0))
+        >>> codec.shard_index(codec.encode(np.array([0, 5], "u1")), (2,), what="c/0").nonempty()
+        [(1,)]
+        """
+        view = as_bytes_view(shard)
+        index = self.decode_index(view, shard_shape, what=what)
+        index.check_bounds(len(view))
+        return index
+
+    def read_index(self, get_range: Callable[[int, int], bytes | None],
+                   shard_shape: Sequence[int], *, what: str) -> ShardIndex | None:
+        """The index of a stored shard, fetched alone with ``get_range(start, length)`` (a
+        negative start counts from the end, as ``Store.get_range``); None when the shard
+        is not stored.
+
+        >>> codec = ShardingCodec({"chunk_shape": [1], "codecs": ["bytes"]},
+        ...     ChunkSpec((2,), np.dtype("u1"), 0))
+        >>> shard = codec.encode(np.array([0, 5], "u1"))
+        >>> codec.read_index(lambda start, n: shard[start:][:n], (2,), what="c/0").nonempty()
+        [(1,)]
+        """
+        nbytes = self.index_nbytes(shard_shape)
+        raw = get_range(-nbytes if self.index_location == "end" else 0, nbytes)
+        if raw is None:
+            return None
+        if len(raw) != nbytes:
+            raise ChunkDecodeError(f"{what}: shard index truncated ({len(raw)} of {nbytes} "
+                                   "bytes)")
+        return self.decode_index(raw, shard_shape, what=what)
 
     def encode_index(self, entries: np.ndarray[Any, Any], shard_shape: Sequence[int]) -> bytes:
         """The encoded form of an index array of shape ``chunks_per_shard + (2,)``.
@@ -587,8 +623,7 @@ class ShardingCodec(ArrayBytesCodec):
         """
         shape = self.spec.shape
         view = as_bytes_view(data)
-        index = self.decode_index(view, shape, what=what)
-        index.check_bounds(len(view))
+        index = self.shard_index(view, shape, what=what)
         empty = index.empty_mask()
         if empty.all():
             return self.spec.fill_chunk()
