@@ -633,7 +633,8 @@ def _with_index(sharding: ShardingCodec, data: bytes, entries: np.ndarray) -> by
 
 def test_truncated_shard_index() -> None:
     pipe, sharding, data = _sharded()
-    with pytest.raises(ChunkDecodeError, match=r"c/1/2: shard index truncated \(needs 68 bytes, found 40\)"):
+    with pytest.raises(ChunkDecodeError,
+                       match=r"c/1/2: shard index truncated \(needs 68 bytes, found 40\)"):
         pipe.decode(data[-40:], what="c/1/2")
     with pytest.raises(ChunkDecodeError, match=r"c/1/2.*crc32c"):
         pipe.decode(data[:-1], what="c/1/2")  # the index is read from the wrong place
