@@ -26,7 +26,7 @@ import zarrkit as zk
 from zarrkit import progress as progress_module
 from zarrkit.check import check
 from zarrkit.cli import main
-from zarrkit.convert import copy_store
+from zarrkit.convert import replicate
 from zarrkit.storage.memory import MemoryStore
 
 
@@ -130,12 +130,12 @@ def test_cp_resumes_an_interrupted_copy(source_v2: Any) -> None:
     src, values = source_v2
     dest = Interrupting(after=5)
     with pytest.raises(RuntimeError, match="interrupted"):
-        copy_store(str(src), dest, progress=False)
+        replicate(str(src), dest, progress=False)
     assert 0 < len(dest.values) < len(files(src))
     assert not any(k.endswith((".zarray", ".zgroup", ".zattrs")) for k in dest.values)
     dest.after = None
     dest.writes = 0
-    report = copy_store(str(src), dest, progress=False)
+    report = replicate(str(src), dest, progress=False)
     assert report.skipped == 5 and dest.writes == report.written == len(files(src)) - 5
     assert {k: bytes(v) for k, v in dest.values.items()} == files(src)
 

@@ -371,3 +371,23 @@ def test_memory_store_takes_zarr_pythons_keywords() -> None:
     store = zk.MemoryStore(store_dict=backing, read_only=False)
     zk.create_array(store, shape=(2,), dtype="u1")
     assert "zarr.json" in backing  # the dict given is the one written to
+
+
+def test_create_hierarchy_takes_zarr_pythons_metadata_objects() -> None:
+    """zarr-python's metadata objects hold tuples where documents hold lists."""
+    import warnings
+
+    import zarr
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = zarr.create_array(store={}, shape=(4, 6), chunks=(2, 3), dtype="i2",
+                                   attributes={"k": (1, 2)})
+    store: dict[str, Any] = {}
+    made = dict(zk.create_hierarchy(store=store, nodes={
+        "a/x": theirs.metadata, "a": zarr.core.group.GroupMetadata(attributes={"g": 1})}))
+    assert sorted(made) == ["", "a", "a/x"]
+    x = zk.open_array(store, path="a/x", mode="r")
+    assert (x.shape, x.chunks, x.dtype, dict(x.attrs)) == ((4, 6), (2, 3), np.dtype("i2"),
+                                                          {"k": [1, 2]})
+    assert dict(zk.open_group(store, path="a", mode="r").attrs) == {"g": 1}

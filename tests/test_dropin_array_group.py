@@ -22,14 +22,10 @@ warnings.filterwarnings("ignore", category=UserWarning, module="zarr")
 
 # zarr-python Group members zarrkit leaves out, and why (see the report of issue 13):
 GROUP_LEFT_OUT = {
-    "move": "renames keys store-wide; not in the user guide",
-    "create_hierarchy": "takes zarr-python's own metadata classes",
     "update_attributes_async": "zarrkit has no asynchronous API",
 }
 ARRAY_LEFT_OUT = {
     "async_array": "zarrkit has no asynchronous API",
-    "create": "deprecated in zarr-python for zarr.create_array",
-    "from_dict": "takes zarr-python's own metadata dict form and StorePath",
 }
 
 

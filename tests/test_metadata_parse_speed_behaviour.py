@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 import zarrkit as zk
 import zarrkit.codecs.v3  # noqa: F401  (registers the v3 codecs the documents use)
 from zarrkit.caching import BoundedCache
+from zarrkit.codecs.pipeline import pipeline_for
 from zarrkit.errors import MetadataError
-from zarrkit.hierarchy.creation import array_metadata_v3, shared_pipeline
+from zarrkit.hierarchy.creation import array_metadata_v3
 from zarrkit.metadata import chunk_grid as chunk_grid_module
 from zarrkit.metadata import chunk_key_encoding as cke_module
 from zarrkit.metadata import dtypes_v3, fill_value, v3
@@ -347,37 +348,29 @@ def test_invalid_fill_values_fail_every_time_despite_the_cache() -> None:
 
 # --- shared pipelines -------------------------------------------------------------------
 
-def _build(metadata: Any, chunk_shape: Any) -> Any:
-    from zarrkit.codecs.v3.pipeline import CodecPipelineV3
-    from zarrkit.codecs.v3.spec import ChunkSpec
-
-    spec = ChunkSpec(chunk_shape or metadata.chunks, metadata.dtype, metadata.fill_value)
-    return CodecPipelineV3.from_json(metadata.codecs, spec)
-
-
 def test_pipelines_are_shared_only_between_equal_specs() -> None:
     a = array_metadata_v3(shape=(10,), chunks=(5,), dtype="f4", fill_value=0.0)
     b = array_metadata_v3(shape=(20,), chunks=(5,), dtype="f4", fill_value=0.0)
     negative = array_metadata_v3(shape=(10,), chunks=(5,), dtype="f4", fill_value=-0.0)
     other_chunks = array_metadata_v3(shape=(10,), chunks=(2,), dtype="f4", fill_value=0.0)
-    shared = shared_pipeline(a, None, _build)
-    assert shared_pipeline(b, None, _build) is shared
-    assert shared_pipeline(negative, None, _build) is not shared
-    assert shared_pipeline(other_chunks, None, _build) is not shared
+    shared = pipeline_for(a)
+    assert pipeline_for(b) is shared
+    assert pipeline_for(negative) is not shared
+    assert pipeline_for(other_chunks) is not shared
 
 
 def test_sharded_pipelines_are_not_shared() -> None:
     meta = array_metadata_v3(shape=(8,), chunks=(2,), shards=(4,), dtype="u1")
-    assert shared_pipeline(meta, None, _build) is not shared_pipeline(meta, None, _build)
+    assert pipeline_for(meta) is not pipeline_for(meta)
 
 
 def test_an_invalid_chain_fails_every_time_despite_the_pipeline_cache() -> None:
     good = array_metadata_v3(shape=(4,), dtype="u1", compressors=None)
-    shared_pipeline(good, None, _build)
+    pipeline_for(good)
     bad = ArrayMetadataV3.from_json(_document(
         shape=[4], data_type="uint8", fill_value=0,
         chunk_grid={"name": "regular", "configuration": {"chunk_shape": [4]}},
         codecs=[{"name": "bytes"}, {"name": "gzip", "configuration": {"level": 99}}]))
     for _ in range(2):
         with pytest.raises(MetadataError):
-            shared_pipeline(bad, None, _build)
+            pipeline_for(bad)

@@ -102,11 +102,11 @@ def test_reads_match_numpy_on_every_route(tmp_path: Path, zarr_format: int, code
                                           ) -> None:
     """Every read route, in the calling thread and (small reads forced there) in the
     pool, with writes forced the same way."""
-    import zarrkit.hierarchy.array as array_module
+    import zarrkit.hierarchy.read_engine as read_engine
 
     if pool:
-        monkeypatch.setattr(array_module, "_INLINE_WORK_BYTES", 0)
-        monkeypatch.setattr(array_module, "_POOL_COPY_BYTES", 0)
+        monkeypatch.setattr(read_engine, "INLINE_WORK_BYTES", 0)
+        monkeypatch.setattr(read_engine, "_POOL_COPY_BYTES", 0)
         monkeypatch.setattr(zk.config, "threads", 3)
     data = (np.arange(23 * 17 * 5).reshape(23, 17, 5) * 2654435761 % 65521).astype("<u2")
     compressors: Any = {
@@ -144,16 +144,16 @@ def test_read_into_a_contiguous_destination_uses_no_chunk_temporary(tmp_path: Pa
                                                                  monkeypatch: Any) -> None:
     """Chunks spanning whole rows of the output are decoded (or read) in place: the
     per-thread scratch buffer is never asked for."""
-    import zarrkit.hierarchy.array as array_module
+    import zarrkit.hierarchy.read_engine as read_engine
 
     calls: list[tuple[int, ...]] = []
-    real = array_module.scratch_array
+    real = read_engine.scratch_array
 
     def counting(shape: tuple[int, ...], *args: Any) -> Any:
         calls.append(shape)
         return real(shape, *args)
 
-    monkeypatch.setattr(array_module, "scratch_array", counting)
+    monkeypatch.setattr(read_engine, "scratch_array", counting)
     data = np.arange(40 * 6, dtype="<f8").reshape(40, 6)
     for compressors in (None, V3_CODEC_CHAINS["blosc"]):
         a = zk.from_array(DirectoryStore(tmp_path / str(bool(compressors))), data=data,

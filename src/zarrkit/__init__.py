@@ -33,6 +33,7 @@ from zarrkit.convenience import (
     tree,
 )
 from zarrkit.convert import convert, migrate_metadata
+from zarrkit.copying import copy, copy_all, copy_store
 from zarrkit.creation_functions import (
     array,
     create,
@@ -46,6 +47,7 @@ from zarrkit.creation_functions import (
     zeros,
     zeros_like,
 )
+from zarrkit.diagnostics import print_debug_info, set_format, set_log_level
 from zarrkit.hierarchy import Array, Attributes, Group
 from zarrkit.metadata.chunk_grid import register_chunk_grid
 from zarrkit.metadata.chunk_key_encoding import register_chunk_key_encoding
@@ -77,6 +79,9 @@ __all__ = [
     "config",
     "consolidate_metadata",
     "convert",
+    "copy",
+    "copy_all",
+    "copy_store",
     "create",
     "create_array",
     "create_group",
@@ -97,6 +102,7 @@ __all__ = [
     "open_consolidated",
     "open_group",
     "open_like",
+    "print_debug_info",
     "register_chunk_grid",
     "register_chunk_key_encoding",
     "register_codec",
@@ -105,6 +111,8 @@ __all__ = [
     "save",
     "save_array",
     "save_group",
+    "set_format",
+    "set_log_level",
     "tree",
     "zeros",
     "zeros_like",

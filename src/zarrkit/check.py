@@ -22,14 +22,13 @@ from typing import Any
 from zarrkit.concurrency import parallel_map
 from zarrkit.errors import MetadataError, UnsupportedOperationError
 from zarrkit.hierarchy.array import Array
-from zarrkit.hierarchy.nodes import ZARR_JSON, read_values
+from zarrkit.hierarchy.nodes import METADATA_DOCUMENT_NAMES, ZARR_JSON, read_values
 from zarrkit.metadata.consolidated import parse_consolidated_v2
 from zarrkit.metadata.jsonio import load_json_object
 from zarrkit.metadata.v2 import (
     ZARRAY,
     ZATTRS,
     ZGROUP,
-    ZMETADATA,
     ArrayMetadataV2,
     GroupMetadataV2,
     parse_attributes,
@@ -91,9 +90,6 @@ class CheckReport:
         """The report as a JSON object."""
         return {"ok": self.ok, "documents": self.documents, "arrays": self.arrays,
                 "chunks": self.chunks, "problems": [p.to_json() for p in self.problems]}
-
-
-_DOCUMENT_NAMES = (ZARR_JSON, ZARRAY, ZGROUP, ZATTRS, ZMETADATA)
 
 
 def _parse_document(name: str, raw: bytes, key: str) -> Any:
@@ -171,7 +167,7 @@ def _check_documents(store: Store, keys: list[str], report: CheckReport
                      ) -> list[tuple[str, str]]:
     """Parse every metadata document among ``keys`` (problems go to ``report``); return
     ``(path, metadata key)`` of the arrays whose metadata parsed."""
-    documents = [k for k in keys if k.rpartition("/")[2] in _DOCUMENT_NAMES]
+    documents = [k for k in keys if k.rpartition("/")[2] in METADATA_DOCUMENT_NAMES]
     report.documents = len(documents)
     arrays: dict[str, str] = {}
     for key, raw in zip(documents, read_values(store, documents), strict=True):

@@ -20,6 +20,7 @@ from zarrkit.errors import ContainsNodeError, MetadataError
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.group import Group
 from zarrkit.hierarchy.nodes import create_array_node, create_group_node, find_node
+from zarrkit.metadata.jsonio import as_json_lists
 from zarrkit.metadata.v2 import ArrayMetadataV2
 from zarrkit.metadata.v3 import ArrayMetadataV3
 from zarrkit.paths import ancestors, normalize_path
@@ -143,9 +144,9 @@ def _document_of(node: Any) -> dict[str, Any]:
     if hasattr(node, "to_json"):
         return dict(node.to_json())
     if hasattr(node, "to_dict"):
-        return dict(node.to_dict())
+        return dict(as_json_lists(node.to_dict()))
     if isinstance(node, Mapping):
-        return dict(node)
+        return dict(as_json_lists(dict(node)))
     raise TypeError(f"cannot create a node from {type(node).__name__}: give array or group "
                     "metadata (zarrkit's, zarr-python's) or its JSON document")
 

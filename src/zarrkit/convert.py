@@ -28,7 +28,7 @@ from zarrkit.errors import (
 )
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.group import Group
-from zarrkit.hierarchy.nodes import ZARR_JSON, find_node, read_values
+from zarrkit.hierarchy.nodes import METADATA_DOCUMENT_NAMES, ZARR_JSON, find_node, read_values
 from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP, ZMETADATA, ArrayMetadataV2
 from zarrkit.paths import ancestors, join_path, key_prefix, normalize_path
@@ -458,7 +458,7 @@ def _array_options(array: Array, *, zarr_format: int, compressors: Any, chunks: 
 
 @dataclass
 class CopyReport:
-    """What :func:`copy_store` did: ``keys`` of the source considered, of which
+    """What :func:`replicate` did: ``keys`` of the source considered, of which
     ``written`` were stored (``bytes_written`` bytes) and ``skipped`` already held the
     same value at the destination.
 
@@ -481,7 +481,7 @@ class CopyReport:
 _COPY_BATCH_KEYS = 64
 
 
-def copy_store(
+def replicate(
     source: Any,
     dest: Any,
     source_path: str = "",
@@ -493,7 +493,9 @@ def copy_store(
     """Copy the node at ``source_path`` of ``source`` (and everything below it) to
     ``dest_path`` of ``dest`` (by default the same path) as it is: every key's bytes,
     chunks not re-encoded (use :func:`convert` to change format, codecs or chunking).
-    Missing ancestor groups of ``dest_path`` are created, in the source's format.
+    Missing ancestor groups of ``dest_path`` are created, in the source's format. (What
+    ``zarrkit cp`` runs; :func:`zarrkit.copy_store` is zarr-python 2's raw key copy, with
+    its selection and ``if_exists`` choices.)
 
     Resumable: a key whose value ``dest`` already holds is not written again, so running
     a finished copy again writes nothing; metadata documents are copied last, so an
@@ -507,9 +509,9 @@ def copy_store(
     >>> source = {}
     >>> zk.create_array(source, name="a", shape=(4,), chunks=(2,), dtype="i2")[...] = 3
     >>> dest = {}
-    >>> copy_store(source, dest, progress=False).written, sorted(dest) == sorted(source)
+    >>> replicate(source, dest, progress=False).written, sorted(dest) == sorted(source)
     (4, True)
-    >>> copy_store(source, dest, progress=False).skipped
+    >>> replicate(source, dest, progress=False).skipped
     4
     """
     source_store = make_store(source, mode="r")
@@ -530,7 +532,7 @@ def copy_store(
                                          group_document(found.zarr_format))
     # Chunks first, metadata documents last: an interrupted copy leaves no node that
     # looks complete, and a resumed one finds the data it already wrote.
-    source_keys.sort(key=lambda k: (k.rpartition("/")[2] in _DOCUMENT_NAMES, k))
+    source_keys.sort(key=lambda k: (k.rpartition("/")[2] in METADATA_DOCUMENT_NAMES, k))
     report = CopyReport(keys=len(source_keys))
     update, finish = progress_callback(progress, "zarrkit cp", unit="chunks")
     try:
@@ -550,9 +552,6 @@ def copy_store(
     finally:
         finish()
     return report
-
-
-_DOCUMENT_NAMES = (ZARR_JSON, ZARRAY, ZGROUP, ZATTRS, ZMETADATA)
 
 
 def _check_copy_target(source: Store, dest: Store, from_path: str, to_path: str, *,

@@ -5,7 +5,10 @@ ordinary ``except`` clause would name, so ``except KeyError`` (or, as with zarr-
 ``except FileNotFoundError``) catches a missing node and ``except PermissionError`` catches
 a write to a read-only store. zarr-python's names are here too: ``ContainsArrayError`` and
 ``ContainsGroupError`` (creating over an existing node), ``ArrayNotFoundError``,
-``GroupNotFoundError``, ``NodeNotFoundError``, ``BoundsCheckError``, ``UnknownCodecError``.
+``GroupNotFoundError``, ``NodeNotFoundError``, ``BoundsCheckError``, ``UnknownCodecError``,
+and the rest of ``zarr.errors`` (each the zarrkit exception raised where zarr-python raises
+it, so ``except zarr.errors.X`` keeps working after ``import zarrkit as zarr``), with its
+warning classes.
 
 >>> from zarrkit.errors import NodeNotFoundError
 >>> issubclass(NodeNotFoundError, KeyError)
@@ -361,5 +364,92 @@ class MissingDependencyError(ZarrkitError, ImportError):
     properties, anndata for AnnData conversion); the message names the extra to install.
 
     >>> issubclass(MissingDependencyError, ImportError)
+    True
+    """
+
+
+# --- the rest of zarr-python's names (zarr.errors) ----------------------------------------
+# Where zarrkit raises one exception in several of the situations that zarr-python tells
+# apart, zarr-python's name is that exception (an alias): ``except`` clauses written for
+# zarr-python then catch what zarrkit raises.
+
+#: zarr-python's base of its errors: zarrkit's is :class:`ZarrkitError` (every zarrkit error).
+BaseZarrError = ZarrkitError
+
+#: Metadata that is not valid: :class:`MetadataError`, as zarrkit raises for any malformed
+#: or invalid metadata document or value.
+MetadataValidationError = MetadataError
+
+#: A ``node_type`` that is missing or wrong for what was asked: zarrkit raises
+#: :class:`MetadataError` for it as for other bad metadata.
+NodeTypeValidationError = MetadataError
+
+#: Array and group documents at one path: zarrkit refuses to create over it as over any
+#: existing node, with a :class:`ContainsNodeError`.
+ContainsArrayAndGroupError = ContainsNodeError
+
+#: A selection that vindex cannot take (a slice, a mix of kinds): :class:`IndexingError`.
+VindexInvalidSelectionError = IndexingError
+
+#: An index that does not fit the array: :class:`IndexingError`.
+ArrayIndexError = IndexingError
+
+
+class NegativeStepError(IndexingError):
+    """A slice with a negative step: zarr-python refuses them, zarrkit reads and writes
+    them as numpy does, so it never raises this; the name exists for ``except`` clauses.
+
+    >>> import zarrkit as zk
+    >>> a = zk.array([1, 2, 3])
+    >>> a[::-1].tolist()
+    [3, 2, 1]
+    """
+
+
+class ZarrFutureWarning(FutureWarning):
+    """A behaviour that will change in a later release (zarr-python's name).
+
+    >>> issubclass(ZarrFutureWarning, FutureWarning)
+    True
+    """
+
+
+class UnstableSpecificationWarning(ZarrFutureWarning):
+    """A feature outside the Zarr specification, whose stored form may change.
+
+    >>> issubclass(UnstableSpecificationWarning, ZarrFutureWarning)
+    True
+    """
+
+
+class ZarrDeprecationWarning(DeprecationWarning):
+    """A feature that will be removed (zarr-python's name).
+
+    >>> issubclass(ZarrDeprecationWarning, DeprecationWarning)
+    True
+    """
+
+
+class ZarrUserWarning(UserWarning):
+    """A problem in how zarrkit is called (zarr-python's name).
+
+    >>> issubclass(ZarrUserWarning, UserWarning)
+    True
+    """
+
+
+class ZarrRuntimeWarning(RuntimeWarning):
+    """Dubious behaviour at run time (zarr-python's name).
+
+    >>> issubclass(ZarrRuntimeWarning, RuntimeWarning)
+    True
+    """
+
+
+class CopyError(ZarrkitError, RuntimeError):
+    """A copy (:func:`zarrkit.copy`, :func:`zarrkit.copy_store`...) would overwrite
+    something in the destination and ``if_exists`` is ``"raise"`` (zarr-python 2's name).
+
+    >>> issubclass(CopyError, RuntimeError)
     True
     """

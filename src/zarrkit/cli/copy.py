@@ -3,7 +3,7 @@ is, chunk bytes untouched), ``convert`` (to another format, compressor, chunking
 sharding) and ``check`` (every metadata document parses, every chunk decodes).
 
 ``cp`` and ``convert`` are resumable: run again after an interruption, they skip what the
-destination already holds (see :func:`zarrkit.convert.copy_store` and
+destination already holds (see :func:`zarrkit.convert.replicate` and
 :func:`zarrkit.convert`). All three show a progress bar with rate and time remaining on
 stderr when it is a terminal (``--progress`` forces it, ``--no-progress`` silences it).
 
@@ -165,10 +165,10 @@ def cp(src: Store, dst: Store, src_path: str, dst_path: str | None, overwrite: b
 
     --json prints {"keys", "written", "skipped", "bytes_written"}.
     """
-    from zarrkit.convert import copy_store
+    from zarrkit.convert import replicate
 
     with dst:
-        report = copy_store(src, dst, src_path, dst_path, overwrite=overwrite,
+        report = replicate(src, dst, src_path, dst_path, overwrite=overwrite,
                             progress=show_progress(progress))
     if as_json:
         emit_json(report.to_json())

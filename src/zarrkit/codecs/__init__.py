@@ -1,5 +1,6 @@
 """Codecs: the public codec classes zarr-python users pass to ``create_array``
-(``compressors=[BloscCodec(...)]``), the registry, and the chunk pipelines behind them.
+(``compressors=[BloscCodec(...)]``), the registry (``register_codec``), and the chunk
+pipelines behind them.
 
 >>> import zarrkit as zk
 >>> a = zk.create_array({}, shape=(4,), dtype="u1", compressors=[GzipCodec(level=1)])
@@ -48,6 +49,7 @@ from zarrkit.codecs.public import (
     VLenUTF8Codec,
     ZstdCodec,
 )
+from zarrkit.codecs.registry import register_codec
 
 __all__ = [
     "BZ2",
@@ -84,4 +86,5 @@ __all__ = [
     "Zlib",
     "Zstd",
     "ZstdCodec",
+    "register_codec",
 ]

@@ -30,13 +30,43 @@ from zarrkit.errors import MetadataError, UnknownCodecError
 _V3_SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 
 
-def register_codec(codec_class: type[Codec], codec_id: str | None = None) -> None:
-    """Make a numcodecs-style codec class available by its ``codec_id``.
+def register_codec(key: str | type[Any], codec_cls: type[Any] | str | None = None, *,
+                   qualname: str | None = None) -> None:
+    """Make a codec class available under a name, onto zarrkit's one codec registry.
 
+    zarr-python's form is ``register_codec(key, codec_cls)``: ``key`` is the name stored
+    in metadata. A zarrkit v3 codec class (a subclass of
+    :class:`zarrkit.codecs.v3.base.Codec`) becomes the v3 codec ``key``; a numcodecs codec
+    class becomes the v2 codec id ``key`` (and the v3 codec ``numcodecs.<key>``).
+    ``qualname`` is accepted for zarr-python's sake: zarrkit keeps one class per name.
+    numcodecs' form, ``register_codec(codec_class)`` or ``register_codec(codec_class,
+    codec_id)``, still works.
+
+    >>> from zarrkit.codecs.v3.compressors import Crc32cCodec
+    >>> register_codec("example.checksum", Crc32cCodec)
+    >>> codec_v3_factory("example.checksum") is not None
+    True
     >>> from numcodecs import Zlib
     >>> register_codec(Zlib)
     """
-    numcodecs.register_codec(codec_class, codec_id)
+    from zarrkit.codecs.v3.base import Codec as CodecV3
+
+    if isinstance(key, type):  # numcodecs' order: the class first, its id optional
+        if codec_cls is not None and not isinstance(codec_cls, str):
+            raise TypeError(f"a codec id must be a string, found {codec_cls!r}")
+        key, codec_cls = codec_cls or getattr(key, "codec_id", None), key  # type: ignore[assignment]
+        if not isinstance(key, str):
+            raise TypeError(f"{codec_cls!r} has no codec_id: name it")
+    if not isinstance(key, str) or not key:
+        raise TypeError(f"a codec name must be a non-empty string, found {key!r}")
+    if isinstance(codec_cls, type) and issubclass(codec_cls, CodecV3):
+        register_codec_v3(key, codec_cls.from_config)
+    elif isinstance(codec_cls, type) and issubclass(codec_cls, Codec):
+        numcodecs.register_codec(codec_cls, key)
+    else:
+        raise TypeError(
+            f"register_codec needs a zarrkit v3 codec class (zarrkit.codecs.v3.base.Codec) "
+            f"or a numcodecs codec class, found {codec_cls!r}")
 
 
 # Decoding a pickle runs code chosen by whoever wrote the store; such data must go through

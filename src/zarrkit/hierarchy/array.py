@@ -13,33 +13,35 @@ from __future__ import annotations
 import itertools
 import math
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from zarrkit.buffers import ROW_COPY_FROM, allocate, copy_into, scratch_array
 from zarrkit.codecs.pipeline import build_pipeline, pipeline_for
 from zarrkit.codecs.v2 import V2ChunkPipeline
-from zarrkit.concurrency import chunk_lock, parallel_batches, parallel_map
+from zarrkit.concurrency import chunk_lock
 from zarrkit.config import config
 from zarrkit.errors import (
-    ChunkDecodeError,
     MetadataError,
-    OutputArrayError,
     ReadOnlyError,
     ResourceLimitError,
     ShapeOverflowError,
     UnsupportedOperationError,
 )
+from zarrkit.hierarchy import read_engine, write_engine
 from zarrkit.hierarchy.attributes import Attributes, Edit
 from zarrkit.hierarchy.consolidated import record_changes, record_documents_v2
 from zarrkit.hierarchy.info import ArrayInfo
-from zarrkit.hierarchy.nodes import StorePath, array_metadata_key, stored_metadata
-from zarrkit.hierarchy.sharded import read_sharded, supports_partial_io, write_sharded
+from zarrkit.hierarchy.nodes import (
+    DEFAULT,
+    StorePath,
+    array_metadata_key,
+    stored_metadata,
+)
+from zarrkit.hierarchy.sharded import supports_partial_io
 from zarrkit.indexing import (
-    ChunkProjection,
     basic_indexer,
     block_indexer,
     block_region,
@@ -48,7 +50,6 @@ from zarrkit.indexing import (
     grid_shape,
     mask_indexer,
     orthogonal_indexer,
-    plan_batches,
     vindex_indexer,
 )
 from zarrkit.indexing.dispatch import (
@@ -58,35 +59,14 @@ from zarrkit.indexing.dispatch import (
     split_fields,
 )
 from zarrkit.metadata.fill_value import default_fill_value, is_all_fill
-from zarrkit.metadata.jsonio import dump_json
+from zarrkit.metadata.jsonio import as_json_lists, dump_json
 from zarrkit.metadata.v2 import ZATTRS
 from zarrkit.paths import join_path, key_prefix
-from zarrkit.storage.base import MapsValues, ReadsInto, Store
+from zarrkit.storage.base import MapsValues, Store
 
 if TYPE_CHECKING:
-    from zarrkit.codecs.v3.pipeline import CodecPipelineV3
     from zarrkit.codecs.v3.sharding import ShardingCodec
 
-# Reads with less work than this run in the calling thread: handing a few small chunks
-# to the pool costs more in wake-ups and GIL hand-offs than decoding them (S6's 16^3
-# boxes over 64 KiB chunks ran 2x slower in the pool). The work is the bytes produced:
-# of the output for uncompressed chunks (copies), of whole chunks otherwise (decoding).
-_INLINE_WORK_BYTES = 1 << 20
-# Uncompressed reads use the pool only when each chunk's copy averages at least this.
-_POOL_COPY_BYTES = 256 << 10
-# Plans are run this many projections at a time (a batch at a time in the pool): a
-# selection of millions of chunks never holds a projection for each of them at once.
-_PLAN_BATCH = 8192
-# A read of at least _LIST_FROM chunks, spanning at least 1/_LIST_FRACTION of the grid,
-# switches to listing the array's stored chunks once and reading only those when it has
-# met as many missing chunks as stored ones, and at least half a probe (its first _PROBE
-# chunks) of them. Each missing chunk costs a request, a listed key much less (2**20
-# missing chunks took 5.4 s in memory and 15 s on disk read chunk by chunk). Listing costs
-# in proportion to the whole array, hence the fraction; the stored chunks already read
-# are read again, at most as many as the missing ones met. A dense array never switches.
-_LIST_FROM = 4096
-_LIST_FRACTION = 4
-_PROBE = 32
 
 
 def _grid_chunks(metadata: Any) -> tuple[Any, ...]:
@@ -695,6 +675,90 @@ class Array:
 
         return open_array(store)  # type: ignore[no-any-return]
 
+    @classmethod
+    def from_dict(cls, store_path: StorePath, data: dict[str, Any]) -> Array:
+        """An array at ``store_path`` described by the metadata document ``data`` (format
+        2 or 3, as ``metadata.to_dict()`` gives it, ``attributes`` included). As in
+        zarr-python, nothing is written: the metadata live in the returned object only
+        (write them with :func:`zarrkit.create_hierarchy` to keep them); chunks written
+        through it are stored.
+
+        >>> from zarrkit.storage import MemoryStore, StorePath
+        >>> s = MemoryStore()
+        >>> a = Array.from_dict(StorePath(s, "x"), {"zarr_format": 2, "shape": [4],
+        ...     "chunks": [2], "dtype": "<i2", "compressor": None, "fill_value": 0,
+        ...     "filters": None, "order": "C", "attributes": {"u": 1}})
+        >>> a[:] = 7; a.attrs["u"], sorted(s.list())
+        (1, ['x/0', 'x/1'])
+        """
+        from zarrkit.metadata.v2 import ArrayMetadataV2
+        from zarrkit.metadata.v3 import ArrayMetadataV3
+
+        if not isinstance(data, dict):
+            raise MetadataError(f"array metadata must be a dict, found {type(data).__name__}")
+        document = as_json_lists(data)
+        attributes = document.get("attributes") or {}
+        zarr_format = document.get("zarr_format")
+        metadata: Any
+        if zarr_format == 3:
+            metadata = ArrayMetadataV3.from_json(document)
+        elif zarr_format == 2:
+            metadata = ArrayMetadataV2.from_json(
+                {k: v for k, v in document.items() if k != "attributes"})
+        else:
+            raise MetadataError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
+        return cls(store_path.store, store_path.path, metadata,
+                   read_only=store_path.store.read_only, attributes=attributes)
+
+    @classmethod
+    def create(
+        cls,
+        store: Any,
+        *,
+        shape: Any,
+        dtype: Any,
+        zarr_format: int = 3,
+        fill_value: Any = DEFAULT,
+        attributes: dict[str, Any] | None = None,
+        chunk_shape: Any = None,
+        chunk_key_encoding: Any = None,
+        codecs: Any = None,
+        dimension_names: Any = None,
+        chunks: Any = None,
+        dimension_separator: str | None = None,
+        order: str | None = None,
+        filters: Any = None,
+        compressor: Any = "auto",
+        overwrite: bool = False,
+        config: dict[str, Any] | None = None,
+    ) -> Array:
+        """A new array at the root of ``store`` (zarr-python's deprecated classmethod:
+        use :func:`zarrkit.create_array`); warns ``ZarrDeprecationWarning`` as zarr-python
+        does. ``chunk_shape``, ``chunk_key_encoding`` and ``codecs`` are format 3's,
+        ``chunks``, ``dimension_separator``, ``order``, ``filters`` and ``compressor``
+        format 2's.
+
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     a = Array.create({}, shape=(4,), dtype="u1", chunk_shape=(2,))
+        >>> a.chunks
+        (2,)
+        """
+        import warnings
+
+        from zarrkit.creation_functions import create
+        from zarrkit.errors import ZarrDeprecationWarning
+
+        warnings.warn("Use zarrkit.create_array instead.", ZarrDeprecationWarning,
+                      stacklevel=2)
+        return create(shape, store=store, dtype=dtype, zarr_format=zarr_format,
+                      fill_value=fill_value, attributes=attributes, chunk_shape=chunk_shape,
+                      chunk_key_encoding=chunk_key_encoding, codecs=codecs,
+                      dimension_names=dimension_names, chunks=chunks,
+                      dimension_separator=dimension_separator, order=order, filters=filters,
+                      compressor=compressor, overwrite=overwrite, config=config)
+
     def __eq__(self, other: object) -> bool:
         """Two handles are equal when they address the same array: equal store paths.
 
@@ -890,297 +954,34 @@ class Array:
 
     def _decode(self, data: bytes, key: str, chunk_coords: tuple[int, ...]
                 ) -> np.ndarray[Any, Any]:
-        pipeline = self._pipeline_for(self._chunk_shape(chunk_coords))
-        return pipeline.decode(data, what=f"array {self.name!r} chunk {key!r}")  # type: ignore[no-any-return]
+        return read_engine.decode(self, data, key, chunk_coords)
 
     def _get(self, factory: Any, selection: Any, out: np.ndarray[Any, Any] | None = None
              ) -> Any:
-        self._check_allocation_limit()
-        if self._sharded_io:
-            # Decodes straight into ``out`` (checked there against the selection).
-            return self._in_read_order(read_sharded(self, factory, selection, out), out)
-        indexer = factory(selection, self.shape, self._grid_chunks)
-        if self._mmap and out is None and factory is basic_indexer and indexer.nchunks == 1:
-            view = self._mapped_selection(indexer)
-            if view is not None:  # a view into the file is the point of mmap=: no copy
-                return view
-        return self._in_read_order(self._read(indexer, out), out)
-
-    @property
-    def _read_order(self) -> str | None:
-        """The memory order of what reads return when it is not C (None): the config
-        order of a format 3 handle; the stored order of a format 2 array, whatever the
-        config, as zarr-python's."""
-        if self._metadata.zarr_format == 3:
-            return self._config_order
-        return "F" if self._stored_order == "F" else None
-
-    def _in_read_order(self, result: Any, out: Any) -> Any:
-        """``result`` in the handle's config order (a copy only when a path could not
-        allocate it so); a caller's ``out`` is returned as it is."""
-        if (self._read_order != "F" or out is not None or not isinstance(result, np.ndarray)
-                or result.flags.f_contiguous):
-            return result
-        return np.asfortranarray(result)
+        return read_engine.get(self, factory, selection, out)
 
     def _set(self, factory: Any, selection: Any, value: Any) -> None:
-        self._check_writable()
-        self._check_allocation_limit()
-        if self._sharded_io:
-            write_sharded(self, factory, selection, value)
-        else:
-            self._write(factory(selection, self.shape, self._grid_chunks), value)
+        return write_engine.set(self, factory, selection, value)
 
     def _check_output(self, out: Any, shape: tuple[int, ...], *, flat: bool
                       ) -> np.ndarray[Any, Any]:
-        """``out`` if it can receive a selection of ``shape``, else OutputArrayError."""
-        problem = None
-        if not isinstance(out, np.ndarray):
-            problem = f"is a {type(out).__name__}, not a numpy array"
-        elif tuple(out.shape) != tuple(shape):
-            problem = f"has shape {out.shape}, the selection {tuple(shape)}"
-        elif out.dtype != self.dtype and not (self._strings and out.dtype == self._storage_dtype):
-            # Strings may also be read into objects, as they were before StringDType.
-            problem = f"has dtype {out.dtype}, the array {self.dtype}"
-        elif not out.flags.writeable:
-            problem = "is read-only"
-        elif flat and not out.flags.c_contiguous:
-            problem = "must be C-contiguous for this selection"
-        if problem is not None:
-            raise OutputArrayError(f"out= for array {self.name!r} {problem}")
-        return out  # type: ignore[no-any-return]
+        return read_engine.check_output(self, out, shape, flat=flat)
 
     def _output(self, indexer: Any, out: np.ndarray[Any, Any] | None
                 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-        """(the result of a read: ``out`` once checked, or a new array; the array the
-        indexer's ``out_selection`` address: the result, flattened for pointwise reads)."""
-        flat = getattr(indexer, "flat_output", False)
-        if out is None:
-            try:
-                if self._read_order == "F" and not flat:
-                    # An F-ordered array is the transpose of a C-ordered one.
-                    result = allocate(tuple(indexer.shape)[::-1], self.dtype).T
-                else:
-                    result = allocate(indexer.shape, self.dtype)
-            except ResourceLimitError as e:
-                raise ResourceLimitError(f"reading array {self.name!r}: {e}") from e
-        else:
-            result = self._check_output(out, indexer.shape, flat=flat)
-        return result, (result.reshape(-1) if flat else result)
+        return read_engine.output(self, indexer, out)
 
     def _read(self, indexer: Any, out: np.ndarray[Any, Any] | None = None) -> Any:
         # The output first: one that cannot be allocated fails before any planning.
-        result, target = self._output(indexer, out)
-        read_batch = self._batch_reader(target)
-        if self._may_list_for(indexer):
-            self._read_sparse(indexer, target, result, read_batch)
-        else:
-            for batch in plan_batches(indexer, _PLAN_BATCH):
-                self._read_batch(batch, result, read_batch)
-        if out is None and result.ndim == 0:
-            return result[()]
-        return result
+        return read_engine.read(self, indexer, out)
 
-    def _read_sparse(self, indexer: Any, target: np.ndarray[Any, Any],
-                     result: np.ndarray[Any, Any],
-                     read_batch: Callable[[Sequence[ChunkProjection]], list[bool]]) -> None:
-        """Read chunk by chunk, counting the chunks found missing; once they are as many
-        as those found stored (see _LIST_FROM), list the stored chunks and read those."""
-        found = missing = 0
-        for batch in plan_batches(indexer, _PLAN_BATCH, first=_PROBE):
-            if missing >= max(_PROBE // 2, found):
-                self._read_listed(indexer, target, result, read_batch)
-                return
-            stored = sum(self._read_batch(batch, result, read_batch))
-            found += stored
-            missing += len(batch) - stored
 
-    def _may_list_for(self, indexer: Any) -> bool:
-        """Whether a read of ``indexer`` may switch to listing the stored chunks (see
-        _LIST_FROM): it spans very many chunks and a good part of the grid, and the
-        store can list."""
-        if math.prod(indexer.shape) < _LIST_FROM:  # each chunk gives at least an element
-            return False
-        nchunks = indexer.nchunks
-        return (nchunks >= _LIST_FROM
-                and nchunks * _LIST_FRACTION >= math.prod(self._storage_grid_shape)
-                and getattr(self._store, "supports_listing", False))
 
-    def _read_listed(self, indexer: Any, target: np.ndarray[Any, Any],
-                     result: np.ndarray[Any, Any],
-                     read_batch: Callable[[Sequence[ChunkProjection]], list[bool]]) -> None:
-        """The read again, from the array's stored chunks listed once: ``target`` filled
-        with the fill value, then only the listed chunks the selection touches read."""
-        stored = [coords for _, coords in self._stored_chunks()]
-        target[...] = self._fill
-        for batch in plan_batches(indexer.projections_for(stored), _PLAN_BATCH):
-            self._read_batch(batch, result, read_batch)
 
-    def _read_batch(self, batch: list[ChunkProjection], result: np.ndarray[Any, Any],
-                    read_batch: Callable[[Sequence[ChunkProjection]], list[bool]]
-                    ) -> list[bool]:
-        """Read one batch of a plan, in the pool when worth it; for each chunk, whether
-        it was stored."""
-        if self._read_in_pool(batch, result):
-            return parallel_batches(read_batch, batch)
-        return read_batch(batch)
 
-    def _read_in_pool(self, projections: Sequence[ChunkProjection],
-                      result: np.ndarray[Any, Any]) -> bool:
-        """Whether a read is worth the thread pool. Decoding is: once the chunks add up
-        to enough bytes. Uncompressed chunks are only copied into the result, and a short
-        copy per chunk gains less than the hand-off costs (S10's ``a[::7]``: 32 copies of
-        87 KB, 1.0 ms inline, 1.8 ms in the pool): the copies must be long as well."""
-        if self._pipeline.is_raw:
-            return (result.nbytes >= _INLINE_WORK_BYTES
-                    and result.nbytes >= _POOL_COPY_BYTES * len(projections))
-        return self._chunks_bytes(projections) >= _INLINE_WORK_BYTES
 
-    def _chunks_bytes(self, projections: Sequence[ChunkProjection]) -> int:
-        """Decoded size of the chunks ``projections`` touch (estimated from the first chunk's
-        shape on a rectilinear grid)."""
-        if not projections:
-            return 0
-        chunk_shape = self._chunk_shape(projections[0].chunk_coords)
-        return len(projections) * math.prod(chunk_shape) * self._storage_dtype.itemsize
 
-    def _batch_reader(self, target: np.ndarray[Any, Any]
-                      ) -> Callable[[Sequence[ChunkProjection]], list[bool]]:
-        """A function that reads a batch of projections into ``target``, and says for
-        each whether its chunk was stored.
 
-        Chunks go by the cheapest route their codecs and the store allow: read straight
-        into the destination (uncompressed, with a store that has ``get_into``), decoded
-        into it (when the chunk fills a contiguous block of it), decoded into this thread's
-        scratch buffer and copied (no fresh chunk-sized allocation), or, for codecs that
-        need it, decoded into a new array."""
-        fill = self._fill
-        pipeline = self._pipeline
-        raw = pipeline.is_raw
-        mapped = self._mmap and raw
-        reads_into = raw and not mapped and isinstance(self._store, ReadsInto)
-        decodes_into = pipeline.decodes_into and not raw
-
-        dtype = self._storage_dtype
-        order = self._stored_order
-        itemsize = dtype.itemsize
-
-        def put(projection: ChunkProjection, chunk: np.ndarray[Any, Any]) -> None:
-            part = chunk[projection.chunk_selection]
-            if type(part) is np.ndarray and part.nbytes >= ROW_COPY_FROM and all(
-                    type(s) is slice for s in projection.out_selection):
-                copy_into(target[projection.out_selection], part)
-            else:
-                target[projection.out_selection] = part
-
-        def place(projection: ChunkProjection, key: str, data: Any) -> None:
-            if data is None:
-                target[projection.out_selection] = fill
-                return
-            chunk_shape = self._chunk_shape(projection.chunk_coords)
-            if raw:  # a view of the stored bytes: the only copy is into the target
-                if len(data) != math.prod(chunk_shape) * itemsize:
-                    raise ChunkDecodeError(
-                        f"array {self.name!r} chunk {key!r}: {len(data)} bytes, expected "
-                        f"{math.prod(chunk_shape) * itemsize} for shape {chunk_shape} of {dtype}")
-                put(projection, np.frombuffer(data, dtype).reshape(chunk_shape, order=order))  # type: ignore[call-overload]
-                return
-            what = f"array {self.name!r} chunk {key!r}"
-            if decodes_into:
-                chunk_pipeline = self._pipeline_for(chunk_shape)
-                destination = self._whole_chunk_view(target, projection, chunk_shape)
-                if destination is not None:
-                    chunk_pipeline.decode_into(data, destination, what=what)
-                    return
-                chunk = scratch_array(chunk_shape, dtype, self._stored_order)
-                chunk_pipeline.decode_into(data, chunk, what=what)
-            else:
-                chunk = self._pipeline_for(chunk_shape).decode(data, what=what)
-            put(projection, chunk)
-
-        def read_into(projection: ChunkProjection, key: str) -> bool:
-            chunk_shape = self._chunk_shape(projection.chunk_coords)
-            destination = self._whole_chunk_view(target, projection, chunk_shape)
-            chunk = destination if destination is not None else scratch_array(
-                chunk_shape, dtype, self._stored_order)
-            flat = chunk.reshape(-1, order="A")  # type: ignore[call-overload]
-            buffer = flat.view(np.uint8).data
-            try:
-                found = self._store.get_into(key, buffer)  # type: ignore[attr-defined]
-            except ValueError as e:
-                raise ChunkDecodeError(f"array {self.name!r} chunk {key!r}: {e}") from e
-            if not found:
-                target[projection.out_selection] = fill
-            elif destination is None:
-                put(projection, chunk)
-            return bool(found)
-
-        def read_batch(batch: Sequence[ChunkProjection]) -> list[bool]:
-            # Fetch inside the worker: local stores read in parallel, and remote stores
-            # still get one get_many per batch of keys.
-            keys = [self._chunk_key(p.chunk_coords) for p in batch]
-            if reads_into:
-                return [read_into(projection, key)
-                        for projection, key in zip(batch, keys, strict=True)]
-            if mapped:
-                values = [self._mapped_value(key) for key in keys]
-                for projection, key, data in zip(batch, keys, values, strict=True):
-                    place(projection, key, data)
-                return [data is not None for data in values]
-            # Each chunk is decoded as it arrives: a remote store's other requests of
-            # the batch are still in flight meanwhile (a local store's come in order).
-            found = [False] * len(keys)
-            arriving = getattr(self._store, "get_many_as_completed", None)
-            pairs = (arriving(keys) if arriving is not None
-                     else enumerate(self._store.get_many(keys)))
-            for index, data in pairs:
-                place(batch[index], keys[index], data)
-                found[index] = data is not None
-            return found
-
-        return read_batch
-
-    def _whole_chunk_view(self, target: np.ndarray[Any, Any], projection: ChunkProjection,
-                          chunk_shape: tuple[int, ...]) -> np.ndarray[Any, Any] | None:
-        """The part of ``target`` a chunk fills whole, when that part is one contiguous
-        block laid out as the chunk is stored (so the chunk can be decoded into it)."""
-        if not projection.is_complete:
-            return None
-        for part in projection.out_selection:
-            if type(part) is not slice:
-                return None
-        view = target[(*projection.out_selection, Ellipsis)]  # a view even when 0-d
-        if view.shape != chunk_shape:
-            return None
-        flags = view.flags
-        contiguous = flags.f_contiguous if self._stored_order == "F" else flags.c_contiguous
-        return view if contiguous else None
-
-    def _mapped_value(self, key: str) -> Any:
-        """The stored value of ``key`` mapped into memory, or read when it cannot be
-        mapped (a compressed ZIP member), or None when missing."""
-        try:
-            return self._store.map_value(key)  # type: ignore[attr-defined]
-        except ValueError:
-            return self._store.get(key)
-
-    def _mapped_selection(self, indexer: Any) -> np.ndarray[Any, Any] | None:
-        """A read-only view into the memory-mapped chunk holding a one-chunk basic
-        selection, or None when that chunk is not stored raw (or not stored)."""
-        if not self._pipeline.is_raw:
-            return None
-        projection = next(iter(indexer))
-        key = self._chunk_key(projection.chunk_coords)
-        try:
-            mapped = self._store.map_value(key)  # type: ignore[attr-defined]
-        except ValueError:  # a compressed ZIP member cannot be mapped
-            return None
-        if mapped is None:
-            return None
-        chunk_shape = self._chunk_shape(projection.chunk_coords)
-        chunk = self._pipeline_for(chunk_shape).decode(
-            mapped, what=f"array {self.name!r} chunk {key!r}")
-        return chunk[projection.chunk_selection]  # type: ignore[no-any-return]
 
     # --- writing ---------------------------------------------------------------------------
     def __setitem__(self, selection: Any, value: Any) -> None:
@@ -1256,165 +1057,24 @@ class Array:
 
     def _prepare_value(self, indexer: Any, value: Any, *, check: bool = False
                        ) -> tuple[Any, bool]:
-        """The value as an array broadcast to the selection, or a scalar (cheap to assign).
-        With ``check``, its elements are also run through the codecs that may refuse them
-        (:meth:`_check_encodable`): a write of several chunks must not fail after storing
-        some of them."""
-        dtype = self._storage_dtype
-        if self._strings:
-            # As zarr-python: values become text as numpy's StringDType converts them (str()
-            # of a number or None, bytes decoded), then objects, which the codecs take.
-            strings = np.asarray(value, dtype=self._dtype)
-            if strings.ndim == 0:
-                text = strings[()]
-                if check:
-                    self._check_encodable(np.full(1, text, dtype=object))
-                return text, True
-            array = strings.astype(object)
-        elif dtype.kind == "O":
-            if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
-                if check:
-                    self._check_encodable(np.full(1, value, dtype=object))
-                return value, True
-            array = np.empty(np.shape(value), dtype=object)
-            array[...] = value
-        elif np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0):
-            scalar = np.asarray(value, dtype=dtype)[()]
-            if check:
-                self._check_encodable(np.full(1, scalar, dtype=dtype))
-            return scalar, True
-        else:
-            array = np.asarray(value, dtype=dtype) if dtype.fields is None else np.asarray(value)
-            if dtype.fields is not None and array.dtype != dtype:
-                array = array.astype(dtype)
-        if check:
-            self._check_encodable(array)
-        try:
-            array = np.broadcast_to(array, indexer.shape)
-        except ValueError as e:
-            raise ValueError(
-                f"cannot broadcast a value of shape {array.shape} to the selection's shape "
-                f"{indexer.shape} in array {self.name!r}"
-            ) from e
-        if getattr(indexer, "flat_output", False):
-            array = array.reshape(-1)
-        return array, False
+        return write_engine.prepare_value(self, indexer, value, check=check)
 
-    def _check_encodable(self, elements: np.ndarray[Any, Any]) -> None:
-        """Encode ``elements`` (of a value to write), in blocks of a chunk's shape, through
-        the codecs that can refuse a value, and drop the result: the innermost chunks'
-        codecs up to the one that makes bytes of the values. Those are the authority on
-        what they take: for objects, str for vlen-utf8 (and not numpy.str_), bytes for
-        vlen-bytes, what msgpack can hold...; for numbers, scale_offset refuses what its
-        type cannot hold (numpy has converted the value already). Codecs of bytes take
-        any bytes, so they are not run."""
-        pipeline = self._pipeline
-        while pipeline.sharding is not None:
-            pipeline = pipeline.sharding.inner_pipeline
-        stages: list[Any]
-        if isinstance(pipeline, V2ChunkPipeline):
-            stages, shape = list(pipeline.filters), tuple(pipeline.chunk_shape)
-        else:
-            v3 = cast("CodecPipelineV3", pipeline)
-            stages = [*v3.array_array, *([v3.array_bytes] if self._storage_dtype.hasobject
-                                         else [])]
-            shape = tuple(v3.spec.shape)
-        if not stages:
-            return
-        size = math.prod(shape)
-        flat = elements.reshape(-1)
-        for start in range(0, flat.size, size):
-            # Every element of a block comes from the value (np.resize repeats them).
-            block = np.resize(flat[start:start + size], shape)
-            for codec in stages:
-                block = codec.encode(block)
-
-    def _is_edge_chunk(self, chunk_coords: tuple[int, ...]) -> bool:
-        if not self._regular:
-            return True  # cheap to treat every chunk as possibly overhanging
-        return any(
-            (c + 1) * n > s
-            for c, n, s in zip(chunk_coords, self._grid_chunks, self.shape, strict=True)
-        )
 
     def _empty_chunk(self, chunk_coords: tuple[int, ...]) -> np.ndarray[Any, Any]:
-        shape = self._chunk_shape(chunk_coords)
-        return np.full(shape, self._fill, dtype=self._storage_dtype, order=self._stored_order)  # type: ignore[call-overload]
+        return write_engine.empty_chunk(self, chunk_coords)
 
     def _load_chunk_for_update(self, key: str, chunk_coords: tuple[int, ...]
                                ) -> np.ndarray[Any, Any]:
-        data = self._store.get(key)
-        if data is None:
-            return self._empty_chunk(chunk_coords)
-        chunk = self._decode(data, key, chunk_coords)
-        return chunk if chunk.flags.writeable else chunk.copy(order="K")
+        return write_engine.load_chunk_for_update(self, key, chunk_coords)
 
     def _is_all_fill(self, chunk: np.ndarray[Any, Any]) -> bool:
         return is_all_fill(chunk, self._metadata.fill_value)
 
     def _store_chunk(self, key: str, chunk: np.ndarray[Any, Any]) -> None:
-        skip = self._store.supports_deletes and not self.write_empty_chunks
-        encoded = (None if skip and self._is_all_fill(chunk)
-                   else self._pipeline_for(chunk.shape).encode(chunk))
-        if encoded is None:  # all fill, or a shard whose inner chunks are all empty
-            self._store.delete(key)
-        else:
-            self._store.set(key, encoded)
+        return write_engine.store_chunk(self, key, chunk)
 
     def _write(self, indexer: Any, value: Any) -> None:
-        self._check_writable()
-        # Nothing is stored before the value encodes and every chunk to update decodes:
-        # otherwise a write of several chunks failing on a later one leaves the first
-        # ones written. (With one chunk, a failure comes before its store anyway.)
-        several = indexer.nchunks > 1
-        array, is_scalar = self._prepare_value(indexer, value, check=several)
-        if several:
-            self._check_chunks_to_update(indexer)
-        storage_dtype = self._storage_dtype
-
-        def write_one(projection: ChunkProjection) -> None:
-            key = self._chunk_key(projection.chunk_coords)
-            part = array if is_scalar else array[projection.out_selection]
-            with chunk_lock(self._store, key):
-                if projection.is_complete:
-                    if self._is_edge_chunk(projection.chunk_coords):
-                        chunk = self._empty_chunk(projection.chunk_coords)
-                    elif storage_dtype.hasobject:
-                        chunk = np.empty(self._grid_chunks, dtype=storage_dtype,  # type: ignore[call-overload]
-                                         order=self._stored_order)
-                    else:  # every element is written: no fill, and no fresh pages either
-                        chunk = scratch_array(self._grid_chunks, storage_dtype, self._stored_order)
-                else:
-                    chunk = self._load_chunk_for_update(key, projection.chunk_coords)
-                chunk[projection.chunk_selection] = part
-                self._store_chunk(key, chunk)
-
-        self._for_each_chunk(iter(indexer), write_one)
-
-    def _check_chunks_to_update(self, indexer: Any) -> None:
-        """Read and decode, then drop, every stored chunk that a write of ``indexer`` only
-        partly overwrites, so that a corrupt one fails the write before anything is
-        stored. Each is read again under its lock when rewritten: another writer may
-        change it in between."""
-
-        def check_one(projection: ChunkProjection) -> None:
-            key = self._chunk_key(projection.chunk_coords)
-            data = self._store.get(key)
-            if data is not None:
-                self._decode(data, key, projection.chunk_coords)
-
-        self._for_each_chunk((p for p in indexer if not p.is_complete), check_one)
-
-    def _for_each_chunk(self, projections: Iterator[ChunkProjection],
-                        work: Callable[[ChunkProjection], None]) -> None:
-        """``work`` on every projection, a plan batch at a time: in the pool when the
-        batch's chunks add up to enough bytes to be worth it."""
-        for batch in plan_batches(projections, _PLAN_BATCH):
-            if self._chunks_bytes(batch) < _INLINE_WORK_BYTES:
-                for projection in batch:
-                    work(projection)
-            else:
-                parallel_map(work, batch)
+        return write_engine.write(self, indexer, value)
 
     # --- shape changes ---------------------------------------------------------------------
     def resize(self, new_shape: Any, *more: Any) -> None:

@@ -23,16 +23,20 @@ import numpy as np
 from zarrkit.concurrency import chunk_lock
 from zarrkit.errors import (
     ArrayNotFoundError,
+    ContainsArrayError,
+    ContainsGroupError,
     ContainsNodeError,
     GroupNotFoundError,
+    InvalidKeyError,
     LinkError,
     MetadataError,
     NodeNotFoundError,
     ReadOnlyError,
+    UnsupportedOperationError,
 )
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.attributes import Attributes, Edit
-from zarrkit.hierarchy.consolidated import record_changes
+from zarrkit.hierarchy.consolidated import record_changes, record_documents_v2
 from zarrkit.hierarchy.creation import array_metadata
 from zarrkit.hierarchy.info import GroupInfo
 from zarrkit.hierarchy.links import (
@@ -48,6 +52,7 @@ from zarrkit.hierarchy.links import (
 )
 from zarrkit.hierarchy.nodes import (
     DEFAULT,
+    METADATA_DOCUMENT_NAMES,
     ZARR_JSON,
     Consolidated,
     FoundNode,
@@ -63,7 +68,7 @@ from zarrkit.hierarchy.nodes import (
     require_group,
     stored_metadata,
 )
-from zarrkit.metadata.jsonio import dump_json
+from zarrkit.metadata.jsonio import dump_json, load_json_object
 from zarrkit.metadata.v2 import ZARRAY, ZATTRS, ZGROUP
 from zarrkit.paths import check_node_name, join_path, key_prefix, normalize_path
 from zarrkit.storage.base import Store
@@ -945,6 +950,81 @@ source_object_id=None)}
         self._attrs.update(new_attributes)
         return self
 
+    def move(self, source: str, dest: str) -> None:
+        """Move the member at ``source`` (an array or a group, with everything below it) to
+        ``dest``, both paths relative to this group. Missing parents of ``dest`` become
+        groups; a node already at ``dest`` is ContainsArrayError or ContainsGroupError (a
+        ``ValueError``, as zarr-python 2 raised), a missing ``source`` NodeNotFoundError.
+        Consolidated metadata above either place is kept current.
+
+        Keys are copied before any is deleted, chunks before node documents: an error (or
+        a crash) midway leaves the source whole, and no half-copied node at ``dest``.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({})
+        >>> g.create_array("a/x", shape=(2,), dtype="u1", fill_value=0)[:] = [5, 6]
+        >>> g.move("a/x", "b/c/y")
+        >>> sorted(g.keys()), g["b/c/y"][:].tolist(), "a/x" in g
+        (['a', 'b'], [5, 6], False)
+        """
+        self._check_writable()
+        if not self._store.supports_deletes:
+            raise UnsupportedOperationError(
+                f"cannot move in {self._store!r}: it cannot delete the source afterwards")
+        source_path = self._child_path(source)
+        dest_path = self._child_path(dest)
+        if node_kind(self._store, source_path) is None:
+            raise NodeNotFoundError(f"the source, {source_path!r}, does not exist")
+        if dest_path == source_path or dest_path.startswith(key_prefix(source_path)):
+            raise InvalidKeyError(f"cannot move {source_path!r} into itself ({dest_path!r})")
+        existing = node_kind(self._store, dest_path)
+        if existing is not None:
+            error = ContainsArrayError if existing == "array" else ContainsGroupError
+            raise error(f"the dest, {dest_path!r}, already exists (an {existing})")
+        parent = dest_path.rpartition("/")[0]
+        parent_kind = node_kind(self._store, parent)
+        if parent_kind == "array":
+            raise ContainsArrayError(f"cannot move into {dest_path!r}: {parent!r} is an array")
+        if parent_kind is None:
+            create_group_node(self._store, parent, zarr_format=self._zarr_format)
+        _move_keys(self._store, source_path, dest_path)
+
+    def create_hierarchy(self, nodes: Any, *, overwrite: bool = False
+                         ) -> Iterator[tuple[str, Array | Group]]:
+        """Create the nodes described by ``nodes`` (paths relative to this group ->
+        metadata, as :func:`zarrkit.create_hierarchy` takes them, all of this group's
+        format) and yield each as ``(path relative to this group, node)``; missing parents
+        become groups. Naming this group itself (``""``) is ContainsGroupError. Nodes are
+        created as the iterator is consumed.
+
+        >>> import zarrkit as zk
+        >>> g = zk.group({}).create_group("top")
+        >>> made = dict(g.create_hierarchy({"a/b": {"zarr_format": 3, "node_type": "group"}}))
+        >>> sorted(made), made["a/b"].path
+        (['a', 'a/b'], 'top/a/b')
+        """
+        from zarrkit.convenience import _document_of, create_hierarchy
+
+        prefix = self._path
+        described: dict[str, Any] = {}
+        for key, value in nodes.items():
+            # As JSON: zarr-python's metadata objects give tuples where documents hold lists.
+            document = _document_of(value)
+            zarr_format = document.get("zarr_format")
+            if zarr_format != self._zarr_format:
+                raise MetadataError(
+                    f"the node at {key!r} has zarr_format {zarr_format}, but the parent "
+                    f"group has zarr_format {self._zarr_format}: they must be the same")
+            relative = normalize_path(key)
+            if not relative:
+                raise ContainsGroupError(
+                    "the input names the root node, which exists: this group; leave it out "
+                    "(zarrkit.create_hierarchy creates a hierarchy with its root)")
+            described[join_path(prefix, relative)] = document
+        for path, node in create_hierarchy(store=self._store, nodes=described,
+                                           overwrite=overwrite):
+            yield (path.removeprefix(key_prefix(prefix)) if prefix else path), node
+
     @classmethod
     def from_store(cls, store: Any, *, attributes: dict[str, Any] | None = None,
                    zarr_format: int = 3, overwrite: bool = False) -> Group:
@@ -970,6 +1050,38 @@ source_object_id=None)}
         from zarrkit.api import open_group
 
         return open_group(store, mode="r+", zarr_format=zarr_format)
+
+
+def _move_keys(store: Store, source_path: str, dest_path: str) -> None:
+    """Copy every key below ``source_path`` to ``dest_path`` (chunks first, documents
+    last), record the new nodes in consolidated metadata, then delete the source. A
+    failed copy removes what it wrote and leaves the source as it was."""
+    source_prefix = key_prefix(source_path)
+    keys = sorted(store.list_prefix(source_prefix),
+                  key=lambda k: (k.rpartition("/")[2] in METADATA_DOCUMENT_NAMES, k))
+    written: list[str] = []
+    documents_v3: dict[str, dict[str, Any] | None] = {source_path: None}
+    documents_v2: dict[str, dict[str, Any] | None] = {}
+    try:
+        for key in keys:
+            value = store.get(key)
+            if value is None:  # deleted since it was listed
+                continue
+            new_key = join_path(dest_path, key[len(source_prefix):])
+            store.set(new_key, value)
+            written.append(new_key)
+            node, _, name = new_key.rpartition("/")
+            if name == ZARR_JSON:
+                documents_v3[node] = load_json_object(value, key=new_key)
+            elif name in (ZARRAY, ZGROUP, ZATTRS):
+                documents_v2[new_key] = load_json_object(value, key=new_key)
+    except BaseException:
+        for new_key in written:
+            store.delete(new_key)
+        raise
+    record_changes(store, documents_v3)
+    record_documents_v2(store, documents_v2, removed=[source_path])
+    store.delete_prefix(source_prefix)
 
 
 def node_from_found(

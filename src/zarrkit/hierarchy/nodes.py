@@ -47,6 +47,9 @@ if TYPE_CHECKING:
     from zarrkit.metadata.v3 import ArrayMetadataV3, GroupMetadataV3
 
 ZARR_JSON = "zarr.json"
+#: The names of metadata documents, of either format (a v2 consolidated view included):
+#: copies write them after a node's chunks, so that a node appears only once complete.
+METADATA_DOCUMENT_NAMES = frozenset({ZARR_JSON, ZARRAY, ZGROUP, ZATTRS, ZMETADATA})
 #: The reserved group attribute that holds a group's links (hdmf-zarr's convention; see
 #: zarrkit.hierarchy.links): node creation refuses a name a link has.
 LINK_ATTRIBUTE = "zarr_link"

@@ -254,3 +254,17 @@ def load_json_object(data: bytes | str, *, key: str) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise MetadataError(f"{key}: expected a JSON object, found {type(document).__name__}")
     return document
+
+
+def as_json_lists(value: Any) -> Any:
+    """``value`` with tuples as lists, as JSON gives a document back: zarr-python's
+    ``metadata.to_dict()`` holds tuples where a stored document has lists.
+
+    >>> as_json_lists({"shape": (2,), "codecs": ({"name": "bytes"},)})
+    {'shape': [2], 'codecs': [{'name': 'bytes'}]}
+    """
+    if isinstance(value, tuple | list):
+        return [as_json_lists(item) for item in value]
+    if isinstance(value, dict):
+        return {key: as_json_lists(item) for key, item in value.items()}
+    return value

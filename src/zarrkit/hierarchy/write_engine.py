@@ -1,0 +1,216 @@
+"""The write engine of an array: a value checked and converted once, then each chunk it
+touches built (read back and updated where only part of it is written), encoded and stored,
+or deleted when it holds only the fill value (the sharded partial path is
+:mod:`zarrkit.hierarchy.sharded`).
+
+Functions of the :class:`~zarrkit.hierarchy.array.Array` they write, which stays a thin
+facade over them.
+
+>>> import numpy as np, zarrkit as zk
+>>> a = zk.create_array({}, shape=(4,), chunks=(2,), dtype="u1")
+>>> from zarrkit.indexing import basic_indexer
+>>> write(a, basic_indexer(slice(1, 3), a.shape, a._grid_chunks), 7); a[:].tolist()
+[0, 7, 7, 0]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from zarrkit.buffers import scratch_array
+from zarrkit.codecs.v2 import V2ChunkPipeline
+from zarrkit.concurrency import chunk_lock, parallel_map
+from zarrkit.hierarchy.sharded import write_sharded
+from zarrkit.indexing import (
+    ChunkProjection,
+    plan_batches,
+)
+from zarrkit.metadata.fill_value import is_all_fill
+
+if TYPE_CHECKING:
+    from zarrkit.codecs.v3.pipeline import CodecPipelineV3
+    from zarrkit.hierarchy.array import Array
+
+from zarrkit.hierarchy import read_engine  # noqa: E402
+
+
+def set(array: Array, factory: Any, selection: Any, value: Any) -> None:
+    array._check_writable()
+    array._check_allocation_limit()
+    if array._sharded_io:
+        write_sharded(array, factory, selection, value)
+    else:
+        write(array, factory(selection, array.shape, array._grid_chunks), value)
+
+
+def prepare_value(array: Array, indexer: Any, value: Any, *, check: bool = False
+                   ) -> tuple[Any, bool]:
+    """The value as an array broadcast to the selection, or a scalar (cheap to assign).
+    With ``check``, its elements are also run through the codecs that may refuse them
+    (:meth:`_check_encodable`): a write of several chunks must not fail after storing
+    some of them."""
+    dtype = array._storage_dtype
+    if array._strings:
+        # As zarr-python: values become text as numpy's StringDType converts them (str()
+        # of a number or None, bytes decoded), then objects, which the codecs take.
+        strings = np.asarray(value, dtype=array._dtype)
+        if strings.ndim == 0:
+            text = strings[()]
+            if check:
+                check_encodable(array, np.full(1, text, dtype=object))
+            return text, True
+        values = strings.astype(object)
+    elif dtype.kind == "O":
+        if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+            if check:
+                check_encodable(array, np.full(1, value, dtype=object))
+            return value, True
+        values = np.empty(np.shape(value), dtype=object)
+        values[...] = value
+    elif np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        scalar = np.asarray(value, dtype=dtype)[()]
+        if check:
+            check_encodable(array, np.full(1, scalar, dtype=dtype))
+        return scalar, True
+    else:
+        values = np.asarray(value, dtype=dtype) if dtype.fields is None else np.asarray(value)
+        if dtype.fields is not None and values.dtype != dtype:
+            values = values.astype(dtype)
+    if check:
+        check_encodable(array, values)
+    try:
+        values = np.broadcast_to(values, indexer.shape)
+    except ValueError as e:
+        raise ValueError(
+            f"cannot broadcast a value of shape {values.shape} to the selection's shape "
+            f"{indexer.shape} in array {array.name!r}"
+        ) from e
+    if getattr(indexer, "flat_output", False):
+        values = values.reshape(-1)
+    return values, False
+
+
+def check_encodable(array: Array, elements: np.ndarray[Any, Any]) -> None:
+    """Encode ``elements`` (of a value to write), in blocks of a chunk's shape, through
+    the codecs that can refuse a value, and drop the result: the innermost chunks'
+    codecs up to the one that makes bytes of the values. Those are the authority on
+    what they take: for objects, str for vlen-utf8 (and not numpy.str_), bytes for
+    vlen-bytes, what msgpack can hold...; for numbers, scale_offset refuses what its
+    type cannot hold (numpy has converted the value already). Codecs of bytes take
+    any bytes, so they are not run."""
+    pipeline = array._pipeline
+    while pipeline.sharding is not None:
+        pipeline = pipeline.sharding.inner_pipeline
+    stages: list[Any]
+    if isinstance(pipeline, V2ChunkPipeline):
+        stages, shape = list(pipeline.filters), tuple(pipeline.chunk_shape)
+    else:
+        v3 = cast("CodecPipelineV3", pipeline)
+        stages = [*v3.array_array, *([v3.array_bytes] if array._storage_dtype.hasobject
+                                     else [])]
+        shape = tuple(v3.spec.shape)
+    if not stages:
+        return
+    size = math.prod(shape)
+    flat = elements.reshape(-1)
+    for start in range(0, flat.size, size):
+        # Every element of a block comes from the value (np.resize repeats them).
+        block = np.resize(flat[start:start + size], shape)
+        for codec in stages:
+            block = codec.encode(block)
+
+
+def is_edge_chunk(array: Array, chunk_coords: tuple[int, ...]) -> bool:
+    if not array._regular:
+        return True  # cheap to treat every chunk as possibly overhanging
+    return any(
+        (c + 1) * n > s
+        for c, n, s in zip(chunk_coords, array._grid_chunks, array.shape, strict=True)
+    )
+
+
+def empty_chunk(array: Array, chunk_coords: tuple[int, ...]) -> np.ndarray[Any, Any]:
+    shape = array._chunk_shape(chunk_coords)
+    return np.full(shape, array._fill, dtype=array._storage_dtype, order=array._stored_order)  # type: ignore[call-overload]
+
+
+def load_chunk_for_update(array: Array, key: str, chunk_coords: tuple[int, ...]
+                           ) -> np.ndarray[Any, Any]:
+    data = array._store.get(key)
+    if data is None:
+        return empty_chunk(array, chunk_coords)
+    chunk = read_engine.decode(array, data, key, chunk_coords)
+    return chunk if chunk.flags.writeable else chunk.copy(order="K")
+
+
+def store_chunk(array: Array, key: str, chunk: np.ndarray[Any, Any]) -> None:
+    skip = array._store.supports_deletes and not array.write_empty_chunks
+    encoded = (None if skip and is_all_fill(chunk, array._metadata.fill_value)
+               else array._pipeline_for(chunk.shape).encode(chunk))
+    if encoded is None:  # all fill, or a shard whose inner chunks are all empty
+        array._store.delete(key)
+    else:
+        array._store.set(key, encoded)
+
+
+def write(array: Array, indexer: Any, value: Any) -> None:
+    array._check_writable()
+    # Nothing is stored before the value encodes and every chunk to update decodes:
+    # otherwise a write of several chunks failing on a later one leaves the first
+    # ones written. (With one chunk, a failure comes before its store anyway.)
+    several = indexer.nchunks > 1
+    values, is_scalar = prepare_value(array, indexer, value, check=several)
+    if several:
+        check_chunks_to_update(array, indexer)
+    storage_dtype = array._storage_dtype
+
+    def write_one(projection: ChunkProjection) -> None:
+        key = array._chunk_key(projection.chunk_coords)
+        part = values if is_scalar else values[projection.out_selection]
+        with chunk_lock(array._store, key):
+            if projection.is_complete:
+                if is_edge_chunk(array, projection.chunk_coords):
+                    chunk = empty_chunk(array, projection.chunk_coords)
+                elif storage_dtype.hasobject:
+                    chunk = np.empty(array._grid_chunks, dtype=storage_dtype,  # type: ignore[call-overload]
+                                     order=array._stored_order)
+                else:  # every element is written: no fill, and no fresh pages either
+                    chunk = scratch_array(array._grid_chunks, storage_dtype, array._stored_order)
+            else:
+                chunk = load_chunk_for_update(array, key, projection.chunk_coords)
+            chunk[projection.chunk_selection] = part
+            store_chunk(array, key, chunk)
+
+    for_each_chunk(array, iter(indexer), write_one)
+
+
+def check_chunks_to_update(array: Array, indexer: Any) -> None:
+    """Read and decode, then drop, every stored chunk that a write of ``indexer`` only
+    partly overwrites, so that a corrupt one fails the write before anything is
+    stored. Each is read again under its lock when rewritten: another writer may
+    change it in between."""
+
+    def check_one(projection: ChunkProjection) -> None:
+        key = array._chunk_key(projection.chunk_coords)
+        data = array._store.get(key)
+        if data is not None:
+            read_engine.decode(array, data, key, projection.chunk_coords)
+
+    for_each_chunk(array, (p for p in indexer if not p.is_complete), check_one)
+
+
+def for_each_chunk(array: Array, projections: Iterator[ChunkProjection],
+                    work: Callable[[ChunkProjection], None]) -> None:
+    """``work`` on every projection, a plan batch at a time: in the pool when the
+    batch's chunks add up to enough bytes to be worth it."""
+    for batch in plan_batches(projections, read_engine.PLAN_BATCH):
+        if read_engine.chunks_bytes(array, batch) < read_engine.INLINE_WORK_BYTES:
+            for projection in batch:
+                work(projection)
+        else:
+            parallel_map(work, batch)
+
