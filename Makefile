@@ -6,13 +6,20 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint clean browser bench bench-quick bench-locks fuzz soak mutate hdmf-venv
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml native/Cargo.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The native engine (native/, Rust): built by the install above (maturin), and again here
+# when its sources change, without reinstalling everything.
+ENGINE := src/zarrkit/_engine.abi3.so
+$(ENGINE): $(STAMP) native/Cargo.toml native/Cargo.lock $(wildcard native/src/*.rs)
+	cd native && CARGO_BUILD_JOBS=2 cargo build --release --locked
+	cp native/target/release/lib_engine.so $(ENGINE)
+
+demo: $(STAMP) $(ENGINE)
 	$(PY) examples/tour.py example.zarr
 
 # The peer check with hdmf-zarr (tests/test_hdmf_peer.py) needs hdmf-zarr and pynwb, which
@@ -40,7 +47,7 @@ browser:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver \
 	    >/dev/null; }
 
-test: $(STAMP) $(HDMF_STAMP) browser
+test: $(STAMP) $(ENGINE) $(HDMF_STAMP) browser
 	$(PY) -m pytest -q -n 2 --doctest-modules src/zarrkit tests
 
 lint: $(STAMP)

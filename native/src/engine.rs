@@ -1,0 +1,399 @@
+//! Batches: decode chunks (plain or sharded) and scatter them into an output array, and
+//! encode chunks or whole shards, in parallel on a rayon pool of the caller's size.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rayon::prelude::*;
+
+use crate::chain::{coords_repr, Chain, Kind, Plain, Sharded, EMPTY};
+use crate::strided::{self, Dim, InArray, OutArray};
+
+/// An error of one task, its message starting with the task's key.
+#[derive(Debug)]
+pub enum TaskError {
+    /// Corrupt or inconsistent stored bytes.
+    Decode(String),
+    /// A file could not be read.
+    Read(String),
+    /// A task's arguments do not fit the chain or the output.
+    Value(String),
+}
+
+/// Bytes of one chunk or shard: memory borrowed from a Python buffer, or a file range.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Memory { ptr: *const u8, len: usize },
+    File { path: String, offset: u64, length: u64 },
+}
+
+// SAFETY: `Memory` points into a Python buffer held (and so kept alive and unmoved) for
+// the whole call; it is only read.
+unsafe impl Send for Source {}
+unsafe impl Sync for Source {}
+
+impl Source {
+    /// The memory of a `Memory` source.
+    fn memory(&self) -> Option<&[u8]> {
+        match self {
+            // SAFETY: see the Send impl: a live, C-contiguous buffer of `len` bytes.
+            Source::Memory { ptr, len } => Some(unsafe { std::slice::from_raw_parts(*ptr, *len) }),
+            Source::File { .. } => None,
+        }
+    }
+
+    fn len(&self) -> u64 {
+        match self {
+            Source::Memory { len, .. } => *len as u64,
+            Source::File { length, .. } => *length,
+        }
+    }
+}
+
+pub struct Task {
+    pub key: String,
+    pub source: Source,
+    pub chunk_sel: Vec<Dim>,
+    pub out_sel: Vec<Dim>,
+}
+
+pub struct InnerTask {
+    pub coords: Vec<usize>,
+    pub chunk_sel: Vec<Dim>,
+    pub out_sel: Vec<Dim>,
+}
+
+pub struct ShardTask {
+    pub key: String,
+    pub source: Source,
+    pub inner: Vec<InnerTask>,
+}
+
+// --- thread pools ---------------------------------------------------------------------------
+
+type Pools = HashMap<(u32, usize), Arc<rayon::ThreadPool>>;
+
+/// The pool of `threads` threads, made once per size (and per process: a forked child
+/// does not inherit the parent's threads, so it builds its own).
+fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, String> {
+    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
+    let key = (std::process::id(), threads);
+    let mut pools = POOLS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = pools.get(&key) {
+        return Ok(p.clone());
+    }
+    let p = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("zarrkit-engine-{i}"))
+        .build()
+        .map_err(|e| format!("cannot start {threads} threads: {e}"))?;
+    let p = Arc::new(p);
+    pools.insert(key, p.clone());
+    Ok(p)
+}
+
+/// The most threads a batch uses, whatever the caller asks.
+const MAX_THREADS: usize = 256;
+
+/// Run `f(i)` for every `i < n`, on `threads` threads; the first error stops the batch.
+fn run<T: Send>(
+    n: usize,
+    threads: usize,
+    f: impl Fn(usize) -> Result<T, TaskError> + Sync + Send,
+) -> Result<Vec<T>, TaskError> {
+    if threads <= 1 || n <= 1 {
+        return (0..n).map(f).collect();
+    }
+    let p = pool(threads.min(MAX_THREADS)).map_err(TaskError::Value)?;
+    p.install(|| (0..n).into_par_iter().map(f).collect())
+}
+
+// --- reading --------------------------------------------------------------------------------
+
+fn read_range(file: &File, path: &str, offset: u64, length: u64) -> Result<Vec<u8>, String> {
+    let n = usize::try_from(length).map_err(|_| format!("{path}: range too large"))?;
+    let mut buf = vec![0u8; n];
+    file.read_exact_at(&mut buf, offset)
+        .map_err(|e| format!("cannot read {length} bytes at {offset} of {path}: {e}"))?;
+    Ok(buf)
+}
+
+fn open(path: &str) -> Result<File, String> {
+    File::open(path).map_err(|e| format!("cannot open {path}: {e}"))
+}
+
+/// The whole of a source (borrowed for memory, read for a file).
+fn whole(source: &Source) -> Result<Cow<'_, [u8]>, String> {
+    match source {
+        Source::Memory { .. } => Ok(Cow::Borrowed(source.memory().expect("memory"))),
+        Source::File { path, offset, length } => {
+            let f = open(path)?;
+            Ok(Cow::Owned(read_range(&f, path, *offset, *length)?))
+        }
+    }
+}
+
+fn check_sel(sel: &[Dim], shape: &[usize]) -> bool {
+    sel.len() == shape.len() && sel.iter().zip(shape).all(|(d, &n)| d.within(n))
+}
+
+fn check_task(
+    key: &str,
+    plain: &Plain,
+    chunk_sel: &[Dim],
+    out: &OutArray,
+    out_sel: &[Dim],
+) -> Result<(), TaskError> {
+    if !check_sel(chunk_sel, &plain.shape) {
+        return Err(TaskError::Value(format!(
+            "{key}: chunk selection {chunk_sel:?} is outside the chunk shape {:?}",
+            plain.shape
+        )));
+    }
+    if !out.check(out_sel) {
+        return Err(TaskError::Value(format!(
+            "{key}: output selection {out_sel:?} is outside the output shape {:?}",
+            out.shape
+        )));
+    }
+    if chunk_sel.iter().map(|d| d.count).ne(out_sel.iter().map(|d| d.count)) {
+        return Err(TaskError::Value(format!(
+            "{key}: chunk and output selections select different counts"
+        )));
+    }
+    Ok(())
+}
+
+fn decode_scatter(
+    what: &str,
+    plain: &Plain,
+    data: &[u8],
+    chunk_sel: &[Dim],
+    out: &OutArray,
+    out_sel: &[Dim],
+) -> Result<(), TaskError> {
+    let decoded = plain.decode(data).map_err(|e| TaskError::Decode(format!("{what}: {e}")))?;
+    strided::scatter(&decoded, &plain.strides, chunk_sel, out, out_sel, plain.swap)
+        .map_err(|e| TaskError::Value(format!("{what}: {e}")))
+}
+
+// --- decode ---------------------------------------------------------------------------------
+
+pub fn decode_into(
+    chain: &Chain,
+    out: &OutArray,
+    tasks: &[Task],
+    threads: usize,
+) -> Result<(), TaskError> {
+    let Kind::Plain(plain) = &chain.kind else {
+        return Err(TaskError::Value("a sharded chain: use decode_shards_into".into()));
+    };
+    for t in tasks {
+        check_task(&t.key, plain, &t.chunk_sel, out, &t.out_sel)?;
+    }
+    run(tasks.len(), threads, |i| {
+        let t = &tasks[i];
+        if t.chunk_sel.iter().any(|d| d.count == 0) {
+            return Ok(());
+        }
+        let data = whole(&t.source).map_err(|e| TaskError::Read(format!("{}: {e}", t.key)))?;
+        decode_scatter(&t.key, plain, &data, &t.chunk_sel, out, &t.out_sel)
+    })?;
+    Ok(())
+}
+
+/// One inner chunk to decode (or fill) after its shard's index was read.
+struct InnerJob<'a> {
+    shard: usize,
+    inner: &'a InnerTask,
+    /// (offset, nbytes) in the shard, or None for a missing inner chunk.
+    range: Option<(u64, u64)>,
+}
+
+/// A shard once its index is read: the whole shard in memory, or an open file.
+enum Opened<'a> {
+    Memory(&'a [u8]),
+    File { file: File, path: &'a str, offset: u64 },
+}
+
+fn open_shard<'a>(
+    sh: &Sharded,
+    task: &'a ShardTask,
+) -> Result<(Opened<'a>, Vec<(u64, u64)>), TaskError> {
+    let key = &task.key;
+    let total = task.source.len();
+    let need = sh.index_nbytes as u64;
+    if total < need {
+        return Err(TaskError::Decode(format!(
+            "{key}: shard index needs {need} bytes, found {total}"
+        )));
+    }
+    let index_at = if sh.index_start { 0 } else { total - need };
+    let (opened, raw): (Opened<'a>, Cow<'a, [u8]>) = match &task.source {
+        Source::Memory { .. } => {
+            let mem = task.source.memory().expect("memory");
+            let s = index_at as usize;
+            (Opened::Memory(mem), Cow::Borrowed(&mem[s..s + sh.index_nbytes]))
+        }
+        Source::File { path, offset, .. } => {
+            let read = |e: String| TaskError::Read(format!("{key}: {e}"));
+            let file = open(path).map_err(read)?;
+            let raw = read_range(&file, path, offset + index_at, need).map_err(read)?;
+            (Opened::File { file, path, offset: *offset }, Cow::Owned(raw))
+        }
+    };
+    let entries = sh.decode_index(&raw).map_err(|e| TaskError::Decode(format!("{key}: {e}")))?;
+    sh.check_index(&entries, total).map_err(|e| TaskError::Decode(format!("{key}: {e}")))?;
+    Ok((opened, entries))
+}
+
+pub fn decode_shards_into(
+    chain: &Chain,
+    out: &OutArray,
+    tasks: &[ShardTask],
+    threads: usize,
+) -> Result<(), TaskError> {
+    let Kind::Sharded(sh) = &chain.kind else {
+        return Err(TaskError::Value("not a sharded chain: use decode_into".into()));
+    };
+    for t in tasks {
+        for it in &t.inner {
+            if sh.ravel(&it.coords).is_none() {
+                return Err(TaskError::Value(format!(
+                    "{}: inner chunk {} is outside a shard of {} chunks",
+                    t.key,
+                    coords_repr(&it.coords),
+                    coords_repr(&sh.chunks_per_shard)
+                )));
+            }
+            check_task(&t.key, &sh.inner, &it.chunk_sel, out, &it.out_sel)?;
+        }
+    }
+    // Phase 1: every shard's index (in parallel: each is one read and a checksum).
+    let opened = run(tasks.len(), threads, |i| open_shard(sh, &tasks[i]))?;
+    let mut jobs: Vec<InnerJob> = Vec::new();
+    for (s, (task, (_, entries))) in tasks.iter().zip(&opened).enumerate() {
+        for it in &task.inner {
+            let (o, n) = entries[sh.ravel(&it.coords).expect("checked")];
+            let range = if o == EMPTY && n == EMPTY { None } else { Some((o, n)) };
+            jobs.push(InnerJob { shard: s, inner: it, range });
+        }
+    }
+    // Phase 2: every requested inner chunk, across shards.
+    run(jobs.len(), threads, |j| {
+        let job = &jobs[j];
+        let task = &tasks[job.shard];
+        let it = job.inner;
+        let Some((o, n)) = job.range else {
+            return strided::fill(&chain.fill, out, &it.out_sel)
+                .map_err(|e| TaskError::Value(format!("{}: {e}", task.key)));
+        };
+        if it.chunk_sel.iter().any(|d| d.count == 0) {
+            return Ok(());
+        }
+        let what = format!("{} inner chunk {}", task.key, coords_repr(&it.coords));
+        let data: Cow<[u8]> = match &opened[job.shard].0 {
+            // In bounds: check_index kept every stored range inside the shard.
+            Opened::Memory(mem) => Cow::Borrowed(&mem[o as usize..(o + n) as usize]),
+            Opened::File { file, path, offset } => Cow::Owned(
+                read_range(file, path, offset + o, n)
+                    .map_err(|e| TaskError::Read(format!("{what}: {e}")))?,
+            ),
+        };
+        decode_scatter(&what, &sh.inner, &data, &it.chunk_sel, out, &it.out_sel)
+    })?;
+    Ok(())
+}
+
+// --- encode ---------------------------------------------------------------------------------
+
+fn encode_plain(chain: &Chain, plain: &Plain, arr: &InArray, origin: &[usize], skip_fill: bool
+) -> Result<Option<Vec<u8>>, String> {
+    let raw = strided::gather(arr, origin, &plain.shape, &plain.perm, 0)?;
+    // The fill check compares native bytes, before any byte swap.
+    if skip_fill && chain.is_fill(&raw) {
+        return Ok(None);
+    }
+    let raw = if plain.swap > 1 { swap_units(raw, plain.swap) } else { raw };
+    plain.encode(raw).map(Some)
+}
+
+fn swap_units(mut raw: Vec<u8>, unit: usize) -> Vec<u8> {
+    for u in raw.chunks_exact_mut(unit) {
+        u.reverse();
+    }
+    raw
+}
+
+pub fn encode_batch(
+    chain: &Chain,
+    chunks: &[InArray],
+    threads: usize,
+    skip_fill: bool,
+) -> Result<Vec<Option<Vec<u8>>>, TaskError> {
+    for (i, a) in chunks.iter().enumerate() {
+        if a.shape != chain.chunk_shape || a.itemsize != chain.itemsize {
+            return Err(TaskError::Value(format!(
+                "chunk {i}: shape {:?} and itemsize {}, expected {:?} and {}",
+                a.shape, a.itemsize, chain.chunk_shape, chain.itemsize
+            )));
+        }
+    }
+    let zero = vec![0usize; chain.chunk_shape.len()];
+    match &chain.kind {
+        Kind::Plain(plain) => run(chunks.len(), threads, |i| {
+            encode_plain(chain, plain, &chunks[i], &zero, skip_fill)
+                .map_err(|e| TaskError::Value(format!("chunk {i}: {e}")))
+        }),
+        Kind::Sharded(sh) => {
+            let per = sh.count();
+            // Every inner chunk of every shard, in Morton order within a shard.
+            let inner = run(chunks.len() * per, threads, |j| {
+                let (s, m) = (j / per, j % per);
+                let coords = sh.unravel(sh.morton[m]);
+                let origin: Vec<usize> =
+                    coords.iter().zip(&sh.inner.shape).map(|(c, n)| c * n).collect();
+                // Inner chunks equal to the fill value are never stored, whatever skip_fill.
+                encode_plain(chain, &sh.inner, &chunks[s], &origin, true)
+                    .map_err(|e| TaskError::Value(format!("chunk {s}: {e}")))
+            })?;
+            let mut shards = Vec::with_capacity(chunks.len());
+            for s in 0..chunks.len() {
+                let parts = &inner[s * per..(s + 1) * per];
+                shards.push(assemble(sh, parts));
+            }
+            Ok(shards)
+        }
+    }
+}
+
+/// A shard from its encoded inner chunks given in Morton order (None: not stored).
+fn assemble(sh: &Sharded, parts: &[Option<Vec<u8>>]) -> Option<Vec<u8>> {
+    if parts.iter().all(|p| p.is_none()) {
+        return None;
+    }
+    let body: usize = parts.iter().flatten().map(|p| p.len()).sum();
+    let mut out = Vec::with_capacity(body + sh.index_nbytes);
+    let mut entries = vec![(EMPTY, EMPTY); sh.count()];
+    let mut pos = if sh.index_start { sh.index_nbytes } else { 0 };
+    if sh.index_start {
+        out.resize(sh.index_nbytes, 0);
+    }
+    for (m, part) in parts.iter().enumerate() {
+        if let Some(p) = part {
+            entries[sh.morton[m]] = (pos as u64, p.len() as u64);
+            out.extend_from_slice(p);
+            pos += p.len();
+        }
+    }
+    let index = sh.encode_index(&entries);
+    if sh.index_start {
+        out[..sh.index_nbytes].copy_from_slice(&index);
+    } else {
+        out.extend_from_slice(&index);
+    }
+    Some(out)
+}

@@ -1,0 +1,310 @@
+//! `zarrkit._engine`: zarrkit's native chunk engine.
+//!
+//! One call per batch, the GIL released for all of it: decode chunks (or the inner chunks
+//! of shards) and scatter them into a numpy array (`decode_into`, `decode_shards_into`), or
+//! encode chunks and whole shards (`encode_batch`). See `src/zarrkit/_engine.pyi`.
+//!
+//! This file is the boundary with Python: it turns arguments into plain Rust values
+//! (pointers into buffers and arrays that it keeps referenced until the call returns),
+//! releases the GIL, and maps errors to exceptions.
+
+mod chain;
+mod codecs;
+mod engine;
+mod strided;
+
+use std::sync::Arc;
+
+use numpy::npyffi;
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::buffer::PyUntypedBuffer;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyTuple};
+
+use engine::{InnerTask, ShardTask, Source, Task, TaskError};
+use strided::{Dim, InArray, OutArray};
+
+create_exception!(
+    _engine,
+    ChunkDecodeError,
+    PyValueError,
+    "A stored chunk or shard is corrupt or does not fit its array (the message starts with its key)."
+);
+create_exception!(
+    _engine,
+    ChunkReadError,
+    PyOSError,
+    "A chunk's file could not be read (the message starts with its key)."
+);
+
+fn to_py(e: TaskError) -> PyErr {
+    match e {
+        TaskError::Decode(m) => ChunkDecodeError::new_err(m),
+        TaskError::Read(m) => ChunkReadError::new_err(m),
+        TaskError::Value(m) => PyValueError::new_err(m),
+    }
+}
+
+/// A codec chain the engine covers, parsed once from its description JSON.
+#[pyclass(frozen, module = "zarrkit._engine", name = "Chain")]
+struct PyChain {
+    inner: Arc<chain::Chain>,
+    description: String,
+}
+
+#[pymethods]
+impl PyChain {
+    #[new]
+    fn new(description_json: &str, fill: &[u8]) -> PyResult<Self> {
+        match chain::Chain::parse(description_json, fill) {
+            Ok(c) => Ok(PyChain { inner: Arc::new(c), description: description_json.to_owned() }),
+            Err(chain::ParseError::Unsupported(m)) => {
+                Err(PyValueError::new_err(format!("unsupported: {m}")))
+            }
+            Err(chain::ParseError::Invalid(m)) => {
+                Err(PyValueError::new_err(format!("invalid chain description: {m}")))
+            }
+        }
+    }
+
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.inner.itemsize
+    }
+
+    #[getter]
+    fn chunk_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.inner.chunk_shape)
+    }
+
+    #[getter]
+    fn sharded(&self) -> bool {
+        matches!(self.inner.kind, chain::Kind::Sharded(_))
+    }
+
+    #[getter]
+    fn inner_shape<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        match &self.inner.kind {
+            chain::Kind::Sharded(s) => Ok(Some(PyTuple::new(py, &s.inner.shape)?)),
+            chain::Kind::Plain(_) => Ok(None),
+        }
+    }
+
+    #[getter]
+    fn fill<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.fill)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Chain({:?})", self.description)
+    }
+}
+
+/// Python objects (and buffers) that must stay alive, and unmoved, while the GIL is
+/// released: dropped only after the batch is done.
+#[derive(Default)]
+struct Keep {
+    buffers: Vec<PyUntypedBuffer>,
+    objects: Vec<Py<PyAny>>,
+}
+
+fn sel(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Dim>> {
+    let triples: Vec<(i64, i64, i64)> = obj.extract().map_err(|_| {
+        PyValueError::new_err(format!("{what} must be a tuple of (start, stop, step) tuples"))
+    })?;
+    triples
+        .into_iter()
+        .map(|(a, b, c)| {
+            Dim::from_triple(a, b, c).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "{what}: ({a}, {b}, {c}) needs non-negative bounds and a positive step"
+                ))
+            })
+        })
+        .collect()
+}
+
+fn source(obj: &Bound<'_, PyAny>, keep: &mut Keep) -> PyResult<Source> {
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        let (path, offset, length): (String, u64, u64) = t.extract().map_err(|_| {
+            PyValueError::new_err("a file source is (path: str, offset: int, length: int)")
+        })?;
+        if offset.checked_add(length).is_none() {
+            return Err(PyValueError::new_err("file range overflows"));
+        }
+        return Ok(Source::File { path, offset, length });
+    }
+    let buf = PyUntypedBuffer::get(obj)?;
+    if !buf.is_c_contiguous() {
+        return Err(PyValueError::new_err("a chunk's bytes must be a contiguous buffer"));
+    }
+    let src = Source::Memory { ptr: buf.buf_ptr() as *const u8, len: buf.len_bytes() };
+    keep.buffers.push(buf);
+    Ok(src)
+}
+
+fn array_layout(
+    a: &Bound<'_, PyUntypedArray>,
+) -> PyResult<(*mut u8, Vec<usize>, Vec<isize>, usize)> {
+    if a.dtype().has_object() {
+        return Err(PyValueError::new_err("arrays of Python objects are not for the engine"));
+    }
+    // SAFETY: a valid PyArrayObject (the cast checked its type).
+    let data = unsafe { (*a.as_array_ptr()).fields.data } as *mut u8;
+    Ok((data, a.shape().to_vec(), a.strides().to_vec(), a.dtype().itemsize()))
+}
+
+fn out_array(out: &Bound<'_, PyAny>, itemsize: usize, keep: &mut Keep) -> PyResult<OutArray> {
+    let a = out
+        .cast::<PyUntypedArray>()
+        .map_err(|_| PyValueError::new_err("out must be a numpy array"))?;
+    // SAFETY: reading the flags of a valid array object.
+    let flags = unsafe { (*a.as_array_ptr()).fields.flags };
+    if flags & npyffi::NPY_ARRAY_WRITEABLE == 0 {
+        return Err(PyValueError::new_err("out must be writable"));
+    }
+    let (ptr, shape, strides, size) = array_layout(a)?;
+    if size != itemsize {
+        return Err(PyValueError::new_err(format!(
+            "out has items of {size} bytes, the chain {itemsize}"
+        )));
+    }
+    keep.objects.push(out.clone().unbind());
+    Ok(OutArray { ptr, shape, strides, itemsize })
+}
+
+fn tuple_items<'py>(obj: &Bound<'py, PyAny>, n: usize, what: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let t = obj
+        .cast::<PyTuple>()
+        .map_err(|_| PyValueError::new_err(format!("{what} must be a tuple of {n} items")))?;
+    if t.len() != n {
+        return Err(PyValueError::new_err(format!("{what} must be a tuple of {n} items")));
+    }
+    Ok(t.iter().collect())
+}
+
+/// Decode every task's chunk and copy its selected region into `out`.
+///
+/// tasks: list of (key, source, chunk_sel, out_sel); see the stub for the details.
+#[pyfunction]
+fn decode_into(
+    py: Python<'_>,
+    chain: &PyChain,
+    out: &Bound<'_, PyAny>,
+    tasks: &Bound<'_, PyList>,
+    threads: usize,
+) -> PyResult<()> {
+    let mut keep = Keep::default();
+    let out = out_array(out, chain.inner.itemsize, &mut keep)?;
+    let mut list = Vec::with_capacity(tasks.len());
+    for item in tasks.iter() {
+        let parts = tuple_items(&item, 4, "a task")?;
+        let key: String = parts[0].extract()?;
+        list.push(Task {
+            source: source(&parts[1], &mut keep)?,
+            chunk_sel: sel(&parts[2], "chunk_sel")?,
+            out_sel: sel(&parts[3], "out_sel")?,
+            key,
+        });
+    }
+    let c = chain.inner.clone();
+    let result = py.detach(|| engine::decode_into(&c, &out, &list, threads));
+    drop(keep);
+    result.map_err(to_py)
+}
+
+/// Decode the requested inner chunks of every shard into `out`; missing ones are filled.
+///
+/// shard_tasks: list of (key, source, inner), inner a list of (coords, chunk_sel, out_sel).
+#[pyfunction]
+fn decode_shards_into(
+    py: Python<'_>,
+    chain: &PyChain,
+    out: &Bound<'_, PyAny>,
+    shard_tasks: &Bound<'_, PyList>,
+    threads: usize,
+) -> PyResult<()> {
+    let mut keep = Keep::default();
+    let out = out_array(out, chain.inner.itemsize, &mut keep)?;
+    let mut list = Vec::with_capacity(shard_tasks.len());
+    for item in shard_tasks.iter() {
+        let parts = tuple_items(&item, 3, "a shard task")?;
+        let key: String = parts[0].extract()?;
+        let src = source(&parts[1], &mut keep)?;
+        let mut inner = Vec::new();
+        for entry in parts[2].try_iter()? {
+            let entry = entry?;
+            let e = tuple_items(&entry, 3, "an inner task")?;
+            let coords: Vec<usize> = e[0].extract().map_err(|_| {
+                PyValueError::new_err("inner chunk coordinates must be non-negative integers")
+            })?;
+            inner.push(InnerTask {
+                coords,
+                chunk_sel: sel(&e[1], "chunk_sel")?,
+                out_sel: sel(&e[2], "out_sel")?,
+            });
+        }
+        list.push(ShardTask { key, source: src, inner });
+    }
+    let c = chain.inner.clone();
+    let result = py.detach(|| engine::decode_shards_into(&c, &out, &list, threads));
+    drop(keep);
+    result.map_err(to_py)
+}
+
+/// Encode whole chunks (or whole shards, for a sharding chain).
+///
+/// Returns one item per chunk: the encoded bytes, or None when `skip_fill` and every
+/// element equals the fill value bitwise (for shards: when every inner chunk does).
+#[pyfunction]
+fn encode_batch<'py>(
+    py: Python<'py>,
+    chain: &PyChain,
+    chunks: &Bound<'py, PyList>,
+    threads: usize,
+    skip_fill: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let mut keep = Keep::default();
+    let mut arrays = Vec::with_capacity(chunks.len());
+    for item in chunks.iter() {
+        let a = item
+            .cast::<PyUntypedArray>()
+            .map_err(|_| PyValueError::new_err("chunks must be numpy arrays"))?;
+        let (ptr, shape, strides, itemsize) = array_layout(a)?;
+        arrays.push(InArray { ptr, shape, strides, itemsize });
+        keep.objects.push(item.clone().unbind());
+    }
+    let c = chain.inner.clone();
+    let result = py.detach(|| engine::encode_batch(&c, &arrays, threads, skip_fill));
+    drop(keep);
+    let encoded = result.map_err(to_py)?;
+    let items: Vec<Option<Bound<'py, PyBytes>>> =
+        encoded.iter().map(|e| e.as_ref().map(|v| PyBytes::new(py, v))).collect();
+    PyList::new(py, items)
+}
+
+/// The versions of the C libraries this build carries.
+#[pyfunction]
+fn versions() -> Vec<(String, String)> {
+    // SAFETY: static strings of the libraries.
+    let blosc = unsafe { std::ffi::CStr::from_ptr(blosc_src::blosc_get_version_string()) };
+    vec![
+        ("engine".into(), env!("CARGO_PKG_VERSION").into()),
+        ("c-blosc".into(), blosc.to_string_lossy().into_owned()),
+        ("zstd".into(), zstd_safe::version_number().to_string()),
+    ]
+}
+
+#[pymodule]
+fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyChain>()?;
+    m.add_function(wrap_pyfunction!(decode_into, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_shards_into, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(versions, m)?)?;
+    m.add("ChunkDecodeError", m.py().get_type::<ChunkDecodeError>())?;
+    m.add("ChunkReadError", m.py().get_type::<ChunkReadError>())?;
+    Ok(())
+}

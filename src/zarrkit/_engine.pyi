@@ -1,0 +1,81 @@
+"""Type stub of zarrkit._engine, the native chunk engine (Rust; source in native/).
+
+Description JSON (``Chain``'s first argument):
+
+- v3: ``{"format": 3, "itemsize": N, "chunk_shape": [...], "codecs": [...], "dtype": "<u2"}``
+  with ``transpose`` (any order), ``bytes`` (endian), ``blosc``, ``zstd``, ``gzip``,
+  ``crc32c``, or ``sharding_indexed`` (inner codecs of those; index codecs ``bytes``
+  optionally followed by ``crc32c``; index at ``start`` or ``end``) as the only codec.
+- v2: ``{"format": 2, "itemsize": N, "chunk_shape": [...], "order": "C" | "F",
+  "compressor": None | {"id": "blosc" | "zstd" | "zlib" | "gzip" | "lz4", ...},
+  "filters": None}``.
+- ``dtype`` (numpy's ``dtype.str``) is optional, but a chain whose ``bytes`` codec swaps
+  bytes needs it (a complex item swaps per half); without it the chain is unsupported.
+
+Selections are tuples of ``(start, stop, step)`` per dimension with ``start, stop >= 0`` and
+``step >= 1``; the chunk and output selections of a task select the same count per
+dimension. The tasks of one call must write disjoint regions of ``out``.
+
+A source is a bytes-like object (any C-contiguous buffer, not copied) or
+``(path, offset, length)`` of a file, read with pread inside the engine.
+"""
+
+from collections.abc import Sequence
+
+import numpy as np
+from typing_extensions import Buffer
+
+Sel = tuple[tuple[int, int, int], ...]
+Source = Buffer | tuple[str, int, int]
+
+class ChunkDecodeError(ValueError):
+    """A stored chunk or shard is corrupt or does not fit its array; the message starts
+    with the chunk's key (and ``inner chunk (i, j)`` for an inner chunk of a shard)."""
+
+class ChunkReadError(OSError):
+    """A chunk's file could not be opened or read; the message starts with the key."""
+
+class Chain:
+    """A codec chain the engine covers. ValueError("unsupported: ...") for one it does
+    not cover, ValueError("invalid chain description: ...") for a malformed one."""
+
+    def __init__(self, description_json: str, fill: bytes) -> None: ...
+    @property
+    def itemsize(self) -> int: ...
+    @property
+    def chunk_shape(self) -> tuple[int, ...]: ...
+    @property
+    def sharded(self) -> bool: ...
+    @property
+    def inner_shape(self) -> tuple[int, ...] | None: ...
+    @property
+    def fill(self) -> bytes: ...
+
+def decode_into(
+    chain: Chain,
+    out: np.ndarray,
+    tasks: list[tuple[str, Source, Sel, Sel]],
+    threads: int,
+) -> None:
+    """Decode each task's chunk and copy its ``chunk_sel`` into ``out[out_sel]``.
+    ``out`` is any writable array whose items have the chain's itemsize (any strides)."""
+
+def decode_shards_into(
+    chain: Chain,
+    out: np.ndarray,
+    shard_tasks: list[tuple[str, Source, Sequence[tuple[tuple[int, ...], Sel, Sel]]]],
+    threads: int,
+) -> None:
+    """For each shard ``(key, source, inner)``: read and check its index, then decode each
+    requested inner chunk ``(coords, chunk_sel, out_sel)`` into ``out``; inner chunks that
+    are not stored fill their region with the chain's fill."""
+
+def encode_batch(
+    chain: Chain, chunks: list[np.ndarray], threads: int, skip_fill: bool
+) -> list[bytes | None]:
+    """Encode whole chunks of ``chunk_shape`` (whole shards for a sharding chain). None
+    where ``skip_fill`` and every item equals the fill bitwise; inner chunks equal to the
+    fill are never stored, and a shard with none stored is None."""
+
+def versions() -> list[tuple[str, str]]:
+    """The engine's version and those of the C libraries it carries."""

@@ -1,0 +1,124 @@
+"""The native chunk engine (:mod:`zarrkit._engine`, Rust), when it is built and allowed.
+
+The engine decodes, scatters and encodes whole batches of chunks in one call with the GIL
+released, for the codec chains it covers (v3 ``bytes``, ``transpose``, ``blosc``, ``zstd``,
+``gzip``, ``crc32c`` and ``sharding_indexed`` of those; v2 with no filters and a blosc,
+zstd, zlib, gzip or lz4 compressor). Everything else keeps the Python path. Setting the
+environment variable ``ZARRKIT_ENGINE=python`` turns the engine off.
+
+A chain is described by a JSON document (see ``_engine.pyi``):
+
+>>> import json
+>>> description = {"format": 3, "itemsize": 2, "chunk_shape": [2, 2], "dtype": "<u2",
+...     "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+...                {"name": "zstd", "configuration": {"level": 1, "checksum": False}}]}
+>>> chain = chain_for(description, b"\\0\\0")
+>>> available() == (chain is not None)
+True
+>>> if chain is not None:
+...     import numpy as np
+...     [data] = encode_batch(chain, [np.array([[1, 2], [3, 4]], "<u2")], 1, True)
+...     out = np.zeros((2, 3), "<u2")
+...     decode_into(chain, out, [("c/0/0", data, ((0, 2, 1), (0, 2, 1)),
+...                                ((0, 2, 1), (1, 3, 1)))], 2)
+...     print(out.tolist())
+... else:
+...     print([[0, 1, 2], [0, 3, 4]])
+[[0, 1, 2], [0, 3, 4]]
+
+A chain the engine does not cover gives None:
+
+>>> chain_for({"format": 2, "itemsize": 4, "chunk_shape": [4], "order": "C",
+...            "compressor": {"id": "lzma"}}, bytes(4)) is None
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+try:
+    from zarrkit import _engine
+except ImportError:  # not built: the Python path does everything
+    _engine = None  # type: ignore[assignment]
+
+__all__ = [
+    "ChunkDecodeError",
+    "ChunkReadError",
+    "Chain",
+    "available",
+    "built",
+    "chain_for",
+    "decode_into",
+    "decode_shards_into",
+    "encode_batch",
+]
+
+
+def built() -> bool:
+    """True when the native module is importable (whatever ``ZARRKIT_ENGINE`` says).
+
+    >>> isinstance(built(), bool)
+    True
+    """
+    return _engine is not None
+
+
+def available() -> bool:
+    """True when the native engine is built and not turned off by ``ZARRKIT_ENGINE=python``.
+
+    >>> import os
+    >>> old = os.environ.get("ZARRKIT_ENGINE")
+    >>> os.environ["ZARRKIT_ENGINE"] = "python"
+    >>> available()
+    False
+    >>> if old is None: del os.environ["ZARRKIT_ENGINE"]
+    ... else: os.environ["ZARRKIT_ENGINE"] = old
+    """
+    return _engine is not None and os.environ.get("ZARRKIT_ENGINE", "").lower() != "python"
+
+
+def chain_for(description: Mapping[str, Any] | str, fill: bytes) -> Any | None:
+    """The engine's :class:`Chain` for a description (a mapping or its JSON), or None when
+    the engine is unavailable or does not cover the chain. ``fill`` is the fill value's
+    bytes in native byte order (``itemsize`` of them). A malformed description raises
+    ValueError.
+
+    >>> chain_for({"format": 3, "itemsize": 1, "chunk_shape": [4],
+    ...            "codecs": [{"name": "vlen-utf8"}]}, b"\\0") is None
+    True
+    """
+    if not available():
+        return None
+    text = description if isinstance(description, str) else json.dumps(description)
+    try:
+        return _engine.Chain(text, bytes(fill))
+    except ValueError as e:
+        if str(e).startswith("unsupported:"):
+            return None
+        raise
+
+
+if _engine is not None:
+    Chain = _engine.Chain
+    ChunkDecodeError = _engine.ChunkDecodeError
+    ChunkReadError = _engine.ChunkReadError
+    decode_into = _engine.decode_into
+    decode_shards_into = _engine.decode_shards_into
+    encode_batch = _engine.encode_batch
+else:
+    class ChunkDecodeError(ValueError):  # type: ignore[no-redef]
+        """Stands in for the engine's class when it is not built (never raised)."""
+
+    class ChunkReadError(OSError):  # type: ignore[no-redef]
+        """Stands in for the engine's class when it is not built (never raised)."""
+
+    Chain = None  # type: ignore[assignment,misc]
+
+    def _missing(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("zarrkit._engine is not built")
+
+    decode_into = decode_shards_into = encode_batch = _missing
