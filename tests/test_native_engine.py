@@ -52,7 +52,7 @@ SETTINGS = settings(
 @pytest.fixture(autouse=True)
 def python_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     """zarrkit itself runs its Python path here: it is the oracle."""
-    monkeypatch.setenv("ZARRKIT_ENGINE", "python")
+    monkeypatch.setattr(zk.config, "engine", "python")
 
 
 # --- planning: which chunk region goes where (the numpy slicing oracle) ---------------------

@@ -12,6 +12,10 @@
 
 - ``order`` (``ZARRKIT_ORDER``, default ``"C"``): the memory order of new format-2 arrays
   when a call gives none (zarr-python's ``array.order``)
+- ``engine`` (``ZARRKIT_ENGINE``, default ``"auto"``): ``"auto"`` decodes chunks with the
+  native engine (:mod:`zarrkit.native`) for the codec chains it covers, ``"python"``
+  always with the Python path (the reference); ``array.engine`` says which one an array
+  uses
 
 As in zarr-python, ``set`` also takes a dict, and both ``set`` and ``get`` take
 zarr-python's dotted keys: ``"array.write_empty_chunks"``, ``"array.order"``,
@@ -67,7 +71,7 @@ _NEWER_INERT_DEFAULTS: dict[str, Any] = {
 }
 _ZARR_PYTHON_KEYS = (*_ZARR_PYTHON_NAMES, *_INERT_DEFAULTS)
 _OWN_NAMES = ("threads", "fsync", "write_empty_chunks", "default_zarr_format", "file_locks",
-              "max_chunk_bytes", "order")
+              "max_chunk_bytes", "order", "engine")
 
 
 def _setting_name(key: str) -> str:
@@ -110,6 +114,7 @@ class Config:
         # alone: a hostile document can declare a chunk of 2**62 elements.
         self.max_chunk_bytes: int = _env_int("ZARRKIT_MAX_CHUNK_BYTES", 8 << 30)
         self.order: str = os.environ.get("ZARRKIT_ORDER") or "C"
+        self.engine: str = (os.environ.get("ZARRKIT_ENGINE") or "auto").strip().lower()
         # zarr-python settings that zarrkit accepts and has no use for.
         self._inert: dict[str, Any] = dict(_INERT_DEFAULTS)
 
@@ -179,7 +184,7 @@ class Config:
             f"write_empty_chunks={self.write_empty_chunks}, "
             f"default_zarr_format={self.default_zarr_format}, "
             f"file_locks={self.file_locks}, max_chunk_bytes={self.max_chunk_bytes}, "
-            f"order={self.order!r})"
+            f"order={self.order!r}, engine={self.engine!r})"
         )
 
 

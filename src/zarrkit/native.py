@@ -3,8 +3,8 @@
 The engine decodes, scatters and encodes whole batches of chunks in one call with the GIL
 released, for the codec chains it covers (v3 ``bytes``, ``transpose``, ``blosc``, ``zstd``,
 ``gzip``, ``crc32c`` and ``sharding_indexed`` of those; v2 with no filters and a blosc,
-zstd, zlib, gzip or lz4 compressor). Everything else keeps the Python path. Setting the
-environment variable ``ZARRKIT_ENGINE=python`` turns the engine off.
+zstd, zlib, gzip or lz4 compressor). Everything else keeps the Python path. The setting
+``zarrkit.config.engine = "python"`` (or ``ZARRKIT_ENGINE=python``) turns the engine off.
 
 A chain is described by a JSON document (see ``_engine.pyi``):
 
@@ -49,6 +49,7 @@ __all__ = [
     "ChunkDecodeError",
     "ChunkReadError",
     "Chain",
+    "array_chain",
     "available",
     "built",
     "chain_for",
@@ -68,17 +69,17 @@ def built() -> bool:
 
 
 def available() -> bool:
-    """True when the native engine is built and not turned off by ``ZARRKIT_ENGINE=python``.
+    """True when the native engine is built and not turned off (``zarrkit.config.engine``
+    ``"python"``, from ``ZARRKIT_ENGINE=python``).
 
-    >>> import os
-    >>> old = os.environ.get("ZARRKIT_ENGINE")
-    >>> os.environ["ZARRKIT_ENGINE"] = "python"
-    >>> available()
+    >>> import zarrkit as zk
+    >>> with zk.config.set(engine="python"):
+    ...     available()
     False
-    >>> if old is None: del os.environ["ZARRKIT_ENGINE"]
-    ... else: os.environ["ZARRKIT_ENGINE"] = old
     """
-    return _engine is not None and os.environ.get("ZARRKIT_ENGINE", "").lower() != "python"
+    from zarrkit.config import config
+
+    return _engine is not None and config.engine != "python"
 
 
 def chain_for(description: Mapping[str, Any] | str, fill: bytes) -> Any | None:
@@ -100,6 +101,40 @@ def chain_for(description: Mapping[str, Any] | str, fill: bytes) -> Any | None:
         if str(e).startswith("unsupported:"):
             return None
         raise
+
+
+def array_chain(metadata: Any, storage_dtype: Any, fill: Any) -> Any | None:
+    """The engine's chain for the chunks of an array (its metadata, the dtype its chunks
+    hold and the value of missing elements), or None when the engine does not cover them:
+    objects and strings, rectilinear grids, format-2 filters, codecs it does not know.
+
+    >>> import numpy as np
+    >>> from zarrkit.hierarchy.creation import array_metadata_v3
+    >>> meta = array_metadata_v3(shape=(4,), dtype="u2")
+    >>> chain = array_chain(meta, np.dtype("u2"), 0)
+    >>> chain is None or chain.chunk_shape == (4,)
+    True
+    """
+    import numpy as np
+
+    dtype = np.dtype(storage_dtype)
+    chunks = tuple(metadata.chunks)
+    if (not available() or dtype.hasobject or dtype.kind in "OT"
+            or not all(isinstance(c, int) for c in chunks)):
+        return None
+    description: dict[str, Any] = {"format": metadata.zarr_format, "itemsize": dtype.itemsize,
+                                   "chunk_shape": list(chunks), "dtype": dtype.str}
+    if metadata.zarr_format == 3:
+        description["codecs"] = list(metadata.codecs)
+    else:
+        if metadata.filters:
+            return None
+        description.update(order=metadata.order, compressor=metadata.compressor)
+    fill_bytes = np.asarray(fill, dtype=dtype).tobytes()
+    try:
+        return chain_for(description, fill_bytes)
+    except ValueError:  # a description the engine cannot read: the Python path can
+        return None
 
 
 if _engine is not None:

@@ -244,6 +244,8 @@ class Array:
         except MetadataError as e:
             raise type(e)(f"array {self.name!r} ({self._metadata_key}): {e}") from e
         self._pipelines: dict[tuple[int, ...], Any] = {}
+        # (config.engine, the native chain or None), set on the first read.
+        self._native: tuple[str, Any] | None = None
         # Chunks hold the metadata's dtype; reads give (and ``dtype`` reports) the user's,
         # which differs only for strings (see _string_dtype).
         string_dtype = _string_dtype(metadata)
@@ -286,6 +288,38 @@ class Array:
         """The array index where the chunk at ``chunk_coords`` begins."""
         return tuple(c * n if isinstance(n, int) else n[c]
                      for c, n in zip(chunk_coords, self._grid_chunks, strict=True))
+
+    @property
+    def _native_chain(self) -> Any:
+        """The native engine's chain for this array's chunks, or None when they take the
+        Python path (see :attr:`engine`); decided once per ``config.engine`` setting."""
+        setting = config.engine
+        cached = self._native
+        if cached is None or cached[0] != setting:
+            chain = None
+            if (self._regular and self._pipeline_sharding is None and not self._strings
+                    and not self._pipeline.is_raw and not self._mmap):
+                # Raw chunks are read straight into the output by the Python path, with no
+                # decoding to hand over; mapped ones are views of the files.
+                from zarrkit import native
+
+                chain = native.array_chain(self._metadata, self._storage_dtype, self._fill)
+            cached = self._native = (setting, chain)
+        return cached[1]
+
+    @property
+    def engine(self) -> str:
+        """Which engine decodes this array's chunks: ``"native"`` (:mod:`zarrkit.native`,
+        for the codec chains it covers) or ``"python"``; ``zarrkit.config.engine =
+        "python"`` (``ZARRKIT_ENGINE=python``) sends every array to the Python path.
+
+        >>> import zarrkit as zk
+        >>> a = zk.create_array({}, shape=(4,), dtype="u2")
+        >>> with zk.config.set(engine="python"):
+        ...     a.engine
+        'python'
+        """
+        return "python" if self._native_chain is None else "native"
 
     @property
     def _sharding_codec(self) -> ShardingCodec:

@@ -1,0 +1,126 @@
+"""The native engine and the Python path read the same values from the same arrays (the
+Python path and numpy are the oracles), and report corrupt chunks the same way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import hypothesis.extra.numpy as hnp
+import hypothesis.strategies as st
+import numcodecs
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import zarrkit as zk
+from zarrkit import native
+from zarrkit.errors import ChunkDecodeError
+from zarrkit.storage import MemoryStore
+
+pytestmark = pytest.mark.skipif(not native.built(), reason="zarrkit._engine is not built "
+                                "(make test builds it)")
+
+V3_COMPRESSORS: list[Any] = [
+    [{"name": "zstd", "configuration": {"level": 1, "checksum": False}}],
+    [{"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                         "typesize": 4, "blocksize": 0}}],
+    [{"name": "gzip", "configuration": {"level": 1}}, {"name": "crc32c"}],
+]
+V2_COMPRESSORS = [numcodecs.Zstd(level=1), numcodecs.Blosc(cname="zstd"), numcodecs.Zlib(1),
+                  numcodecs.GZip(1), numcodecs.LZ4()]
+DTYPES = ["u1", "<i2", "<f4", "<f8", "<c8", "|b1", ">i4", "<M8[s]"]
+
+
+@st.composite
+def arrays(draw: st.DrawFn) -> tuple[Any, np.ndarray[Any, Any]]:
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 12), min_size=ndim, max_size=ndim)))
+    chunks = tuple(draw(st.integers(1, n + 2)) for n in shape)
+    dtype = np.dtype(draw(st.sampled_from(DTYPES)))
+    zarr_format = draw(st.sampled_from([2, 3]))
+    options: dict[str, Any] = {}
+    if zarr_format == 3:
+        options["compressors"] = draw(st.sampled_from(V3_COMPRESSORS))
+        if dtype.byteorder == ">":
+            options["serializer"] = {"name": "bytes", "configuration": {"endian": "big"}}
+            dtype = dtype.newbyteorder("<")
+        if ndim > 1 and draw(st.booleans()):
+            order = draw(st.permutations(range(ndim)))
+            options["filters"] = [{"name": "transpose", "configuration": {"order": order}}]
+    else:
+        options["compressors"] = draw(st.sampled_from(V2_COMPRESSORS))
+        options["order"] = draw(st.sampled_from("CF"))
+    if dtype.kind == "M":
+        data = draw(hnp.arrays(np.dtype("<i8"), shape, elements=st.integers(-10**9, 10**9)))
+        data = data.view(dtype)
+    else:
+        data = draw(hnp.arrays(dtype, shape, elements=hnp.from_dtype(dtype, allow_nan=False)))
+    store = MemoryStore()
+    a = zk.create_array(store, shape=shape, chunks=chunks, dtype=dtype,
+                        zarr_format=zarr_format, **options)
+    # Some chunks left unwritten: the engine's batch fills them.
+    region = tuple(slice(0, draw(st.integers(0, n))) for n in shape)
+    a[region] = data[region]
+    expected = np.full(shape, a.fill_value if a.fill_value is not None else 0, dtype=dtype)
+    expected[region] = data[region]
+    return a, expected
+
+
+@st.composite
+def selections(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
+    kind = draw(st.sampled_from(["basic", "basic", "orthogonal", "ints"]))
+    if kind == "ints":
+        return tuple(draw(st.integers(-n, n - 1)) if draw(st.booleans())
+                     else slice(None) for n in shape)
+    parts = []
+    for n in shape:
+        start = draw(st.none() | st.integers(-n - 1, n + 1))
+        stop = draw(st.none() | st.integers(-n - 1, n + 1))
+        step = draw(st.none() | st.integers(1, 4) | st.integers(-3, -1))
+        parts.append(slice(start, stop, step))
+    return tuple(parts)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=arrays(), data=st.data(), threads=st.sampled_from([1, 2]))
+def test_both_engines_read_what_numpy_reads(case: tuple[Any, Any], data: st.DataObject,
+                                            threads: int) -> None:
+    a, expected = case
+    selection = data.draw(selections(expected.shape), label="selection")
+    with zk.config.set(threads=threads):
+        assert a.engine == "native"
+        ours = a[selection]
+        with zk.config.set(engine="python"):
+            assert a.engine == "python"
+            reference = a[selection]
+    np.testing.assert_array_equal(np.asarray(reference), expected[selection])
+    assert np.asarray(ours).tobytes() == np.asarray(reference).tobytes()
+    assert np.asarray(ours).dtype == np.asarray(reference).dtype
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_both_engines_name_a_corrupt_chunk(zarr_format: int) -> None:
+    store = MemoryStore()
+    a = zk.create_array(store, shape=(8,), chunks=(4,), dtype="<i4", zarr_format=zarr_format,
+                        compressors=[{"name": "zstd", "configuration": {"level": 1}}]
+                        if zarr_format == 3 else numcodecs.Zstd(1))
+    a[...] = np.arange(8)
+    key = "c/1" if zarr_format == 3 else "1"
+    store.set(key, b"\x28\xb5\x2f\xfd" + b"\x00" * 12)  # a zstd frame header, then garbage
+    for engine in ("auto", "python"):
+        with zk.config.set(engine=engine), pytest.raises(ChunkDecodeError, match=key):
+            a[...]
+        with zk.config.set(engine=engine):
+            np.testing.assert_array_equal(a[:4], np.arange(4))  # the good chunk still reads
+
+
+def test_arrays_the_engine_does_not_cover_take_the_python_path() -> None:
+    filtered = zk.create_array({}, shape=(4,), dtype="<f8", zarr_format=2,
+                               filters=[numcodecs.Delta(dtype="<f8")])
+    strings = zk.create_array({}, shape=(2,), dtype=str)
+    raw = zk.create_array({}, shape=(4,), dtype="u1", compressors=None)
+    assert [x.engine for x in (filtered, strings, raw)] == ["python"] * 3
+    covered = zk.create_array({}, shape=(4,), dtype="u1")
+    assert covered.engine == "native"
+    with zk.config.set(engine="python"):
+        assert covered.engine == "python"
