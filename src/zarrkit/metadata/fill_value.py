@@ -579,13 +579,11 @@ def is_all_fill(array: np.ndarray[Any, Any], fill: Any) -> bool:
         return False
     if array.dtype.kind == "O":
         return all(item == fill for item in array.ravel(order="K"))
-    if array.size and array.dtype.itemsize in (1, 2, 4, 8):
+    if array.size:
         # Data rarely equals the fill value everywhere: one element usually settles it
         # without comparing (and allocating a mask for) the whole chunk.
-        as_int = np.dtype(f"u{array.dtype.itemsize}")
         first = array[(0,) * array.ndim]
-        if (np.asarray(first, array.dtype).reshape(1).view(as_int)[0]
-                != np.asarray(fill, array.dtype).reshape(1).view(as_int)[0]):
+        if np.asarray(first, array.dtype).tobytes() != np.asarray(fill, array.dtype).tobytes():
             return False
     return bool(fill_mask(array, fill).all())
 
