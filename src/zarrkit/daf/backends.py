@@ -33,7 +33,7 @@ from zarrkit.errors import (
     StoreLockedError,
 )
 from zarrkit.paths import normalize_path
-from zarrkit.storage.base import MapsValues, Store
+from zarrkit.storage.base import MapsValues, Store, offers
 from zarrkit.storage.directory import DirectoryStore
 from zarrkit.storage.http import HTTPStore
 
@@ -162,7 +162,7 @@ class StoreHandle:
         >>> wrap_store(MemoryStore()).can_map
         False
         """
-        return isinstance(self.store, MapsValues)
+        return offers(self.store, MapsValues)
 
     def release(self) -> None:
         """Give the store back: a ZIP archive's store closes with its last handle (writing

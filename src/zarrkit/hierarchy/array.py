@@ -62,7 +62,7 @@ from zarrkit.metadata.fill_value import default_fill_value, is_all_fill
 from zarrkit.metadata.jsonio import as_json_lists, dump_json
 from zarrkit.metadata.v2 import ZATTRS
 from zarrkit.paths import join_path, key_prefix
-from zarrkit.storage.base import MapsValues, Store
+from zarrkit.storage.base import MapsValues, Store, offers
 
 if TYPE_CHECKING:
     from zarrkit.codecs.v3.sharding import ShardingCodec
@@ -186,7 +186,7 @@ class Array:
         write_empty_chunks: bool | None = None,
         mmap: bool = False,
     ) -> None:
-        if mmap and not isinstance(store, MapsValues):
+        if mmap and not offers(store, MapsValues):
             raise UnsupportedOperationError(
                 f"mmap=True needs a store that can map values (directory or ZIP); "
                 f"{store!r} cannot")

@@ -36,7 +36,7 @@ from zarrkit.indexing import (
     basic_indexer,
     plan_batches,
 )
-from zarrkit.storage.base import ReadsInto
+from zarrkit.storage.base import ReadsInto, offers
 
 if TYPE_CHECKING:
     from zarrkit.hierarchy.array import Array
@@ -324,7 +324,7 @@ def python_batch_reader(array: Array, target: np.ndarray[Any, Any]
     pipeline = array._pipeline
     raw = pipeline.is_raw
     mapped = array._mmap and raw
-    reads_into = raw and not mapped and isinstance(array._store, ReadsInto)
+    reads_into = raw and not mapped and offers(array._store, ReadsInto)
     decodes_into = pipeline.decodes_into and not raw
 
     dtype = array._storage_dtype

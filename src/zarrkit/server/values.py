@@ -18,9 +18,10 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
+from typing import cast
 
 from zarrkit.errors import StoreEscapeError, ZarrkitError
-from zarrkit.storage.base import MapsValues, Store
+from zarrkit.storage.base import MapsValues, Store, offers
 from zarrkit.storage.directory import DirectoryStore
 from zarrkit.storage.zip import ZipStore
 
@@ -83,10 +84,10 @@ def content_etag(seed: bytes) -> str:
 
 
 def _map_or_read(store: Store, key: str) -> bytes | memoryview | None:
-    if not isinstance(store, MapsValues):
+    if not offers(store, MapsValues):
         return store.get(key)
     try:
-        return store.map_value(key)
+        return cast(MapsValues, store).map_value(key)
     except StoreEscapeError:
         raise
     except OSError:

@@ -104,6 +104,26 @@ class MapsValues(Protocol):
     def map_value(self, key: str) -> memoryview | None: ...
 
 
+def offers(store: object, ability: type) -> bool:
+    """Whether ``store`` offers the optional ``ability`` (:class:`ReadsInto`,
+    :class:`MapsValues`): the protocol's own runtime check, which looks for its method,
+    without typing's generic ``isinstance`` machinery (20 µs a call, on every read).
+
+    >>> from zarrkit.storage import MemoryStore
+    >>> offers(MemoryStore(), MapsValues), offers(MemoryStore(), ReadableStore)
+    (False, True)
+    """
+    methods = _ABILITY_METHODS.get(ability)
+    if methods is None:
+        methods = _ABILITY_METHODS[ability] = tuple(
+            name for name in vars(ability) if not name.startswith("_")
+            and callable(getattr(ability, name)))
+    return all(callable(getattr(store, name, None)) for name in methods)
+
+
+_ABILITY_METHODS: dict[type, tuple[str, ...]] = {}
+
+
 # The fallback create-if-absent of stores that have no atomic one of their own; never held
 # together with a key lock, so it cannot deadlock with one.
 _create_guard = threading.Lock()
