@@ -252,16 +252,10 @@ def copy_all(
     ('t', [])
     """
     _check_if_exists(if_exists)
-    n_copied = n_skipped = n_bytes_copied = 0
     with _LogWriter(log) as write_log:
-        for key in source.keys():
-            copied, skipped, n_bytes = _copy(
-                write_log, source[key], dest, key, root=False, shallow=shallow,
-                without_attrs=without_attrs, if_exists=if_exists, dry_run=dry_run,
-                create_kws=create_kws)
-            n_copied += copied
-            n_skipped += skipped
-            n_bytes_copied += n_bytes
+        n_copied, n_skipped, n_bytes_copied = _copy_members(
+            write_log, source, dest, shallow=shallow, without_attrs=without_attrs,
+            if_exists=if_exists, dry_run=dry_run, create_kws=create_kws)
         if not dry_run and not without_attrs:
             dest.attrs.update(dict(source.attrs))
         _log_summary(write_log, dry_run, n_copied, n_skipped, n_bytes_copied)
@@ -301,17 +295,25 @@ def _copy(log: _LogWriter, source: Any, dest: Group | None, name: str, *, root: 
             group.attrs.update(dict(source.attrs))
     elif isinstance(existing, Group):
         group = existing
-    n_copied, n_skipped, n_bytes_copied = 1, 0, 0
-    if root or not shallow:
-        for key in source.keys():
-            copied, skipped, n_bytes = _copy(
-                log, source[key], group, key, root=False, shallow=shallow,
-                without_attrs=without_attrs, if_exists=if_exists, dry_run=dry_run,
-                create_kws=create_kws)
-            n_copied += copied
-            n_skipped += skipped
-            n_bytes_copied += n_bytes
-    return n_copied, n_skipped, n_bytes_copied
+    if shallow and not root:
+        return 1, 0, 0
+    n_copied, n_skipped, n_bytes_copied = _copy_members(
+        log, source, group, shallow=shallow, without_attrs=without_attrs,
+        if_exists=if_exists, dry_run=dry_run, create_kws=create_kws)
+    return n_copied + 1, n_skipped, n_bytes_copied
+
+
+def _copy_members(log: _LogWriter, source: Any, dest: Group | None, *, shallow: bool,
+                  without_attrs: bool, if_exists: str, dry_run: bool,
+                  create_kws: dict[str, Any]) -> tuple[int, int, int]:
+    """Copy every member of the group ``source`` into ``dest``; the summed counts."""
+    totals = [0, 0, 0]
+    for key in source.keys():
+        counts = _copy(log, source[key], dest, key, root=False, shallow=shallow,
+                       without_attrs=without_attrs, if_exists=if_exists, dry_run=dry_run,
+                       create_kws=create_kws)
+        totals = [total + count for total, count in zip(totals, counts, strict=True)]
+    return totals[0], totals[1], totals[2]
 
 
 def _copy_array(log: _LogWriter, source: Any, dest: Group | None, name: str, existing: Any,
