@@ -72,12 +72,13 @@ def _chunk_nbytes(chunks: tuple[int, ...], dtype: np.dtype[Any]) -> int:
 def _check_read(result: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> None:
     """A read has the selection's shape and the array's dtype; a 0-d read is a numpy
     scalar, as in numpy, whose array form is in native order and, for text, as long as
-    its value: there only the kind can be compared."""
+    its value: there only the kind can be compared. A 0-d read of objects is the object
+    itself, as numpy's ``np.empty((), object)[()]`` is: any Python value."""
     out = np.asarray(result)
     assert out.shape == shape, (out.shape, shape)
     if shape:
         assert out.dtype == dtype, (out.dtype, dtype)
-    else:
+    elif dtype.kind != "O":
         assert out.dtype.kind == dtype.kind, (out.dtype, dtype)
 
 
