@@ -124,3 +124,61 @@ def test_arrays_the_engine_does_not_cover_take_the_python_path() -> None:
     assert covered.engine == "native"
     with zk.config.set(engine="python"):
         assert covered.engine == "python"
+
+
+@st.composite
+def sharded_arrays(draw: st.DrawFn) -> tuple[Any, np.ndarray[Any, Any]]:
+    ndim = draw(st.integers(1, 3))
+    inner = tuple(draw(st.integers(1, 4)) for _ in range(ndim))
+    shards = tuple(i * draw(st.integers(1, 3)) for i in inner)
+    shape = tuple(draw(st.integers(1, 2 * s + 1)) for s in shards)
+    dtype = np.dtype(draw(st.sampled_from(["u1", "<i2", "<f4", "<f8", "<c16"])))
+    codecs = [{"name": "bytes", "configuration": {"endian": "little"}},
+              *draw(st.sampled_from(V3_COMPRESSORS))]
+    index_codecs = [{"name": "bytes", "configuration": {"endian": "little"}},
+                    *([{"name": "crc32c"}] if draw(st.booleans()) else [])]
+    store = MemoryStore()
+    a = zk.create_array(store, shape=shape, chunks=shards, dtype=dtype, fill_value=0,
+                        serializer={"name": "sharding_indexed", "configuration": {
+                            "chunk_shape": list(inner), "codecs": codecs,
+                            "index_codecs": index_codecs,
+                            "index_location": draw(st.sampled_from(["start", "end"]))}},
+                        compressors=None)
+    data = draw(hnp.arrays(dtype, shape, elements=hnp.from_dtype(dtype, allow_nan=False)))
+    # Unwritten shards, and inner chunks left empty (all fill), in some of them.
+    region = tuple(slice(0, draw(st.integers(0, n))) for n in shape)
+    expected = np.zeros(shape, dtype)
+    expected[region] = data[region]
+    a[region] = data[region]
+    return a, expected
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=sharded_arrays(), data=st.data(), threads=st.sampled_from([1, 2]))
+def test_both_engines_read_sharded_arrays_as_numpy(case: tuple[Any, Any], data: st.DataObject,
+                                                   threads: int) -> None:
+    """Whole-shard reads go through the engine; the rest through the Python path."""
+    a, expected = case
+    selection = data.draw(st.sampled_from([Ellipsis, "drawn"]), label="kind")
+    if selection == "drawn":
+        selection = data.draw(selections(expected.shape), label="selection")
+    with zk.config.set(threads=threads):
+        assert a.engine == "native"
+        ours = a[selection]
+        with zk.config.set(engine="python"):
+            reference = a[selection]
+    np.testing.assert_array_equal(np.asarray(reference), expected[selection])
+    assert np.asarray(ours).tobytes() == np.asarray(reference).tobytes()
+
+
+def test_a_corrupt_shard_read_whole_is_named() -> None:
+    store = MemoryStore()
+    a = zk.create_array(store, shape=(8,), chunks=(4,), shards=(8,), dtype="<i4",
+                        compressors=None)
+    a[...] = np.arange(8)
+    raw = bytearray(store.get("c/0"))
+    raw[-20] ^= 0xFF  # inside the index (bytes + crc32c by default)
+    store.set("c/0", bytes(raw))
+    for engine in ("auto", "python"):
+        with zk.config.set(engine=engine), pytest.raises(ChunkDecodeError, match="c/0"):
+            a[...]

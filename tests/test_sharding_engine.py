@@ -3,7 +3,10 @@ what they ask of the store, how much memory a write holds, and that the bytes wr
 exactly those of the whole-shard codec.
 
 Oracles: numpy for values, ``ShardingCodec.encode`` for shard bytes, the store's own record
-of calls, and tracemalloc for memory."""
+of calls, and tracemalloc for memory.
+
+This is the Python path (the reference): the native engine's reads of whole shards of small
+inner chunks are checked against it in tests/test_engine_equivalence.py."""
 
 from __future__ import annotations
 
@@ -30,6 +33,12 @@ from zarrkit.hierarchy.sharded import read_sharded
 from zarrkit.indexing import basic_indexer
 from zarrkit.storage import MemoryStore
 from zarrkit.storage.base import Buffer
+
+
+@pytest.fixture(autouse=True)
+def python_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(zk.config, "engine", "python")
+
 
 BLOSC = [{"name": "blosc", "configuration": {"cname": "zstd", "clevel": 1,
                                              "shuffle": "shuffle"}}]

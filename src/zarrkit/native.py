@@ -52,6 +52,7 @@ __all__ = [
     "available",
     "built",
     "chain_for",
+    "selection_triples",
     "decode_into",
     "decode_shards_into",
     "encode_batch",
@@ -100,6 +101,30 @@ def chain_for(description: Mapping[str, Any] | str, fill: bytes) -> Any | None:
         if str(e).startswith("unsupported:"):
             return None
         raise
+
+
+def selection_triples(selection: tuple[Any, ...], shape: tuple[int, ...]
+                      ) -> tuple[tuple[int, int, int], ...] | None:
+    """``selection`` as the engine's ``(start, stop, step)`` per dimension, or None when it
+    is not plain forward slices of every dimension of ``shape`` (the engine then leaves it
+    to the Python path).
+
+    >>> selection_triples((slice(1, None, 2), slice(None)), (5, 3))
+    ((1, 5, 2), (0, 3, 1))
+    >>> selection_triples((2, slice(None)), (5, 3)) is None
+    True
+    """
+    if len(selection) != len(shape):
+        return None
+    triples = []
+    for part, length in zip(selection, shape, strict=True):
+        if type(part) is not slice:
+            return None
+        start, stop, step = part.indices(length)
+        if step <= 0:
+            return None
+        triples.append((start, stop, step))
+    return tuple(triples)
 
 
 def array_chain(metadata: Any, storage_dtype: Any, fill: Any) -> Any | None:

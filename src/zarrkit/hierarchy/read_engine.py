@@ -224,23 +224,6 @@ def chunks_bytes(array: Array, projections: Sequence[ChunkProjection]) -> int:
     return len(projections) * math.prod(chunk_shape) * array._storage_dtype.itemsize
 
 
-def _triples(selection: tuple[Any, ...], shape: tuple[int, ...]
-             ) -> tuple[tuple[int, int, int], ...] | None:
-    """``selection`` as the engine's (start, stop, step) per dimension, or None when it is
-    not plain forward slices of every dimension of ``shape``."""
-    if len(selection) != len(shape):
-        return None
-    triples = []
-    for part, length in zip(selection, shape, strict=True):
-        if type(part) is not slice:
-            return None
-        start, stop, step = part.indices(length)
-        if step <= 0:
-            return None
-        triples.append((start, stop, step))
-    return tuple(triples)
-
-
 class NativeBatchReader:
     """Reads batches of projections with the native engine: the batch's chunks fetched
     with one ``get_many``, then decoded and copied into the target in one engine call
@@ -269,8 +252,8 @@ class NativeBatchReader:
         direct: list[int] = []
         other: list[int] = []
         for index, projection in enumerate(batch):
-            (direct if _triples(projection.out_selection, target.shape) is not None
-             and _triples(projection.chunk_selection, chunk_shape) is not None
+            (direct if native.selection_triples(projection.out_selection, target.shape) is not None
+             and native.selection_triples(projection.chunk_selection, chunk_shape) is not None
              else other).append(index)
         if other:
             for index, stored in zip(other, self.fallback([batch[i] for i in other]),
@@ -285,8 +268,9 @@ class NativeBatchReader:
                 target[projection.out_selection] = array._fill
                 continue
             found[index] = True
-            tasks.append((key, data, _triples(projection.chunk_selection, chunk_shape),
-                          _triples(projection.out_selection, target.shape)))
+            tasks.append((key, data,
+                          native.selection_triples(projection.chunk_selection, chunk_shape),
+                          native.selection_triples(projection.out_selection, target.shape)))
         if tasks:
             work = len(tasks) * math.prod(chunk_shape) * array._storage_dtype.itemsize
             threads = config.threads if work >= INLINE_WORK_BYTES else 1

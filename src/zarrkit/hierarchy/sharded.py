@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from zarrkit import native
 from zarrkit.buffers import copy_into
 from zarrkit.codecs.v3.sharding import ShardBuilder, coalesce_ranges
 from zarrkit.concurrency import Prefetch, chunk_lock, drain, parallel_map
@@ -199,6 +200,11 @@ def read_sharded(array: Array, factory: IndexerFactory, selection: Any,
     indexer = factory(selection, array.shape, layout.inner_shape)
     # The output first: one that cannot be allocated fails before any planning.
     result, target = array._output(indexer, out)
+    # Remote stores (whole values preferred) keep the Python path, whose fetches overlap
+    # the decoding (see Prefetch below); the engine's batches fetch, then decode.
+    chain = None if array.store.prefers_whole_values else array._native_chain
+    if chain is not None and _read_whole_shards_natively(layout, chain, indexer, target):
+        return result[()] if out is None and result.ndim == 0 else result
     _, jobs = _shard_jobs(layout, factory, selection, indexer)
     # Indexes first (one small request per shard), then the inner chunks as one queue of
     # byte ranges shared by all threads. From a store where each request costs a round
@@ -221,6 +227,50 @@ def read_sharded(array: Array, factory: IndexerFactory, selection: Any,
         order = {key: i for i, key in enumerate(shards)}
         drain(lambda: _RangeReader(layout, lambda key: fetched.take(order[key])).read, reads)
     return result[()] if out is None and result.ndim == 0 else result
+
+
+def _read_whole_shards_natively(layout: _Layout, chain: Any, indexer: Any,
+                                target: np.ndarray[Any, Any]) -> bool:
+    """Read a selection that wants every inner chunk of each shard it touches (a read of
+    whole shards: the common read-all) with the native engine: shards fetched whole a few
+    at a time, then their indexes checked and inner chunks decoded and copied by the
+    engine's threads with the GIL released. False, having read nothing, when the selection
+    is not that (part of a shard, or indices the engine cannot address): the caller then
+    takes the Python path, whose reads fetch only the inner chunks wanted."""
+    array = layout.array
+    tasks: list[tuple[str, list[tuple[tuple[int, ...], Any, Any]]]] = []
+    for coords, members in _group_by_shard(list(indexer), layout.chunks_per_shard).items():
+        if len(members) != _stored_inner_chunks(layout, coords):
+            return False
+        inner = []
+        for local, projection in members:
+            chunk_selection = native.selection_triples(projection.chunk_selection,
+                                                       layout.inner_shape)
+            out_selection = native.selection_triples(projection.out_selection, target.shape)
+            if chunk_selection is None or out_selection is None:
+                return False
+            inner.append((local, chunk_selection, out_selection))
+        tasks.append((array._chunk_key(coords), inner))
+    threads = config.threads
+    # A few shards in memory at a time: enough to keep every thread busy.
+    step = max(1, 2 * threads)
+    for start in range(0, len(tasks), step):
+        batch = tasks[start:start + step]
+        shard_tasks: list[Any] = []
+        for (key, inner), data in zip(batch, array.store.get_many([k for k, _ in batch]),
+                                      strict=True):
+            if data is None:
+                for _, _, out_selection in inner:
+                    target[tuple(slice(*part) for part in out_selection)] = array._fill
+            else:
+                shard_tasks.append((key, data, inner))
+        if not shard_tasks:
+            continue
+        try:
+            native.decode_shards_into(chain, target, shard_tasks, threads)
+        except native.ChunkDecodeError as e:
+            raise ChunkDecodeError(f"array {array.name!r} shard {e}") from None
+    return True
 
 
 def _plan_reads(layout: _Layout, output: np.ndarray[Any, Any], job: _ShardJob,
