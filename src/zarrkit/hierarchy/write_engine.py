@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from zarrkit import native
 from zarrkit.buffers import scratch_array
 from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.concurrency import chunk_lock, parallel_map
+from zarrkit.config import config
 from zarrkit.hierarchy.sharded import write_sharded
 from zarrkit.indexing import (
     ChunkProjection,
@@ -185,7 +187,51 @@ def write(array: Array, indexer: Any, value: Any) -> None:
             chunk[projection.chunk_selection] = part
             store_chunk(array, key, chunk)
 
-    for_each_chunk(array, iter(indexer), write_one)
+    chain = array._native_chain
+    if chain is None or is_scalar or storage_dtype.hasobject or chain.sharded:
+        for_each_chunk(array, iter(indexer), write_one)
+        return
+    for batch in plan_batches(iter(indexer), read_engine.PLAN_BATCH):
+        whole = [p for p in batch if p.is_complete]
+        write_natively(array, chain, values, whole)
+        for_each_chunk(array, (p for p in batch if not p.is_complete), write_one)
+
+
+# The decoded bytes of chunks handed to the native engine in one call: its threads encode
+# them in parallel, and this bounds the memory a batch holds.
+_NATIVE_WRITE_BYTES = 64 << 20
+
+
+def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
+                   projections: list[ChunkProjection]) -> None:
+    """Store chunks written whole (``projections`` all complete) through the native
+    engine: encoded a group at a time by its threads with the GIL released, all-fill ones
+    deleted unless ``write_empty_chunks``, as :func:`store_chunk` does one at a time."""
+    chunk_nbytes = math.prod(array._grid_chunks) * array._storage_dtype.itemsize
+    per_call = max(1, _NATIVE_WRITE_BYTES // max(1, chunk_nbytes))
+    skip_fill = array._store.supports_deletes and not array.write_empty_chunks
+    for start in range(0, len(projections), per_call):
+        group = projections[start:start + per_call]
+        chunks = []
+        for projection in group:
+            part = values[projection.out_selection]
+            if (not is_edge_chunk(array, projection.chunk_coords)
+                    and part.shape == tuple(array._grid_chunks)):
+                chunks.append(part)  # the value's own view: the engine gathers it
+            else:
+                chunk = empty_chunk(array, projection.chunk_coords)
+                chunk[projection.chunk_selection] = part
+                chunks.append(chunk)
+        threads = config.threads if len(group) * chunk_nbytes >= read_engine.INLINE_WORK_BYTES \
+            else 1
+        encoded = native.encode_batch(chain, chunks, threads, skip_fill)
+        for projection, data in zip(group, encoded, strict=True):
+            key = array._chunk_key(projection.chunk_coords)
+            with chunk_lock(array._store, key):
+                if data is None:
+                    array._store.delete(key)
+                else:
+                    array._store.set(key, data)
 
 
 def check_chunks_to_update(array: Array, indexer: Any) -> None:
