@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import sys
 import threading
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,7 @@ from zarrkit.paths import ancestors, join_path, key_prefix, normalize_path
 from zarrkit.progress import ProgressCallback, progress_callback
 from zarrkit.storage.base import Buffer, Store
 from zarrkit.storage.resolve import make_store
+from zarrkit.storage.wrapper import WrapperStore
 
 # Copy at most about this many bytes at a time, so memory stays bounded on large arrays.
 _COPY_BLOCK_BYTES = 64 << 20
@@ -215,7 +216,7 @@ def _node_document_keys(path: str) -> list[str]:
     return [join_path(path, name) for name in (ZARR_JSON, ZARRAY, ZGROUP, ZATTRS)]
 
 
-class UnchangedSkipped(Store):
+class UnchangedSkipped(WrapperStore[Store]):
     """A view of ``store`` whose writes skip values equal to what it holds already (and
     deletes of missing keys): resuming a copy then writes only what differs. ``written``
     and ``skipped`` count the writes and deletes done and avoided.
@@ -228,12 +229,7 @@ class UnchangedSkipped(Store):
     """
 
     def __init__(self, store: Store) -> None:
-        self.inner = store
-        self.read_only = store.read_only
-        self.supports_listing = store.supports_listing
-        self.supports_deletes = store.supports_deletes
-        self.supports_partial_reads = store.supports_partial_reads
-        self.prefers_whole_values = store.prefers_whole_values
+        super().__init__(store)
         self.written = 0
         self.skipped = 0
         self._count = threading.Lock()
@@ -245,52 +241,25 @@ class UnchangedSkipped(Store):
             else:
                 self.skipped += 1
 
-    def _get(self, key: str) -> bytes | None:
-        return self.inner.get(key)
-
-    def _set(self, key: str, value: Buffer) -> None:
-        self.inner.set(key, value)
-
-    def _delete(self, key: str) -> None:
-        self.inner.delete(key)
-
-    def _iter_keys(self) -> Iterator[str]:
-        return self.inner.list()
-
-    def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
-        return self.inner.get_range(key, start, length)
-
-    def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
-        return self.inner.get_many(keys)
-
-    def list_prefix(self, prefix: str) -> Iterator[str]:
-        return self.inner.list_prefix(prefix)
-
     def set(self, key: str, value: Buffer) -> None:
         self._check_write(key, value)
-        changed = self.inner.get(key) != bytes(value)
+        changed = self._store.get(key) != bytes(value)
         if changed:
-            self.inner.set(key, value)
+            self._store.set(key, value)
         self._counted(changed)
 
-    def set_if_not_exists(self, key: str, value: Buffer) -> bool:
-        return self.inner.set_if_not_exists(key, value)
-
-    def delete_prefix(self, prefix: str) -> None:
-        self.inner.delete_prefix(prefix)
+    def set_many(self, items: Mapping[str, Buffer] | Iterable[tuple[str, Buffer]]) -> None:
+        for key, value in (items.items() if isinstance(items, Mapping) else items):
+            self.set(key, value)
 
     def delete(self, key: str) -> None:
-        changed = self.inner.get(key) is not None
+        changed = self._store.get(key) is not None
         if changed:
-            self.inner.delete(key)
+            self._store.delete(key)
         self._counted(changed)
 
-    @property
-    def lock_identity(self) -> Hashable:
-        return self.inner.lock_identity
-
     def __repr__(self) -> str:
-        return f"UnchangedSkipped({self.inner!r})"
+        return f"UnchangedSkipped({self._store!r})"
 
 
 def _copy_block(plan: _Plan, node: Array, new: Array, region: tuple[slice, ...]) -> None:
