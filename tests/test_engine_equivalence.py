@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 
 import zarrkit as zk
 from zarrkit import native
-from zarrkit.errors import ChunkDecodeError
-from zarrkit.storage import MemoryStore
+from zarrkit.errors import ChunkDecodeError, StoreEscapeError
+from zarrkit.storage import DirectoryStore, MemoryStore
 
 pytestmark = pytest.mark.skipif(not native.built(), reason="zarrkit._engine is not built "
                                 "(make test builds it)")
@@ -41,6 +41,9 @@ def arrays(draw: st.DrawFn) -> tuple[Any, np.ndarray[Any, Any]]:
     options: dict[str, Any] = {}
     if zarr_format == 3:
         options["compressors"] = draw(st.sampled_from(V3_COMPRESSORS))
+        options["chunk_key_encoding"] = draw(st.sampled_from([
+            {"name": "default", "separator": "/"}, {"name": "default", "separator": "."},
+            {"name": "v2", "separator": "."}, {"name": "v2", "separator": "/"}]))
         if dtype.byteorder == ">":
             options["serializer"] = {"name": "bytes", "configuration": {"endian": "big"}}
             dtype = dtype.newbyteorder("<")
@@ -50,6 +53,7 @@ def arrays(draw: st.DrawFn) -> tuple[Any, np.ndarray[Any, Any]]:
     else:
         options["compressors"] = draw(st.sampled_from(V2_COMPRESSORS))
         options["order"] = draw(st.sampled_from("CF"))
+        options["dimension_separator"] = draw(st.sampled_from("./"))
     if dtype.kind == "M":
         data = draw(hnp.arrays(np.dtype("<i8"), shape, elements=st.integers(-10**9, 10**9)))
         data = data.view(dtype)
@@ -81,11 +85,23 @@ def selections(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
     return tuple(parts)
 
 
+def on_disk(a: Any, factory: Any) -> Any:
+    """``a`` copied into a DirectoryStore, under a group: the engine then opens its chunk
+    files itself."""
+    store = DirectoryStore(factory.mktemp("engine"))
+    store.set_many((f"g/a/{key}", a.store.get(key)) for key in a.store.list())
+    return zk.open_array(store, path="g/a")
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=arrays(), data=st.data(), threads=st.sampled_from([1, 2]))
+@given(case=arrays(), data=st.data(), threads=st.sampled_from([1, 2]),
+       disk=st.booleans())
 def test_both_engines_read_what_numpy_reads(case: tuple[Any, Any], data: st.DataObject,
-                                            threads: int) -> None:
+                                            threads: int, disk: bool,
+                                            tmp_path_factory: Any) -> None:
     a, expected = case
+    if disk:
+        a = on_disk(a, tmp_path_factory)
     selection = data.draw(selections(expected.shape), label="selection")
     with zk.config.set(threads=threads):
         assert a.engine == "native"
@@ -154,11 +170,16 @@ def sharded_arrays(draw: st.DrawFn) -> tuple[Any, np.ndarray[Any, Any]]:
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=sharded_arrays(), data=st.data(), threads=st.sampled_from([1, 2]))
+@given(case=sharded_arrays(), data=st.data(), threads=st.sampled_from([1, 2]),
+       disk=st.booleans())
 def test_both_engines_read_sharded_arrays_as_numpy(case: tuple[Any, Any], data: st.DataObject,
-                                                   threads: int) -> None:
-    """Whole-shard reads go through the engine; the rest through the Python path."""
+                                                   threads: int, disk: bool,
+                                                   tmp_path_factory: Any) -> None:
+    """From a DirectoryStore, every slice selection goes through the engine (shard files
+    read whole, or index and wanted inner chunks with pread); from memory, whole shards."""
     a, expected = case
+    if disk:
+        a = on_disk(a, tmp_path_factory)
     selection = data.draw(st.sampled_from([Ellipsis, "drawn"]), label="kind")
     if selection == "drawn":
         selection = data.draw(selections(expected.shape), label="selection")
@@ -210,3 +231,41 @@ def _without_gzip_time(value: bytes) -> bytes:
     if value[:2] != b"\x1f\x8b":
         return value
     return value[:4] + bytes(4) + value[8:-4] + bytes(4)
+
+
+@pytest.mark.parametrize("shards", [None, (4,)])
+def test_chunk_files_that_are_links_are_read_through_the_store(tmp_path: Any,
+                                                               shards: Any) -> None:
+    """The engine never follows a link: a chunk (or shard) file that is one is read
+    through the store, which follows links inside the store and refuses ones that lead
+    out of it, with either engine; so does a chunk directory that is a link."""
+    store = DirectoryStore(tmp_path / "a")
+    a = zk.create_array(store, shape=(8,), chunks=(2,), shards=shards, dtype="<i4",
+                        compressors=[{"name": "zstd", "configuration": {"level": 1}}])
+    a[...] = np.arange(8)
+    first, second = ("c/0", "c/1") if shards else ("c/1", "c/2")
+    file = tmp_path / "a" / second
+    file.unlink()
+    file.symlink_to(tmp_path / "a" / first)  # inside the store: followed
+    copied = np.arange(8)
+    if shards:
+        copied[4:8] = [0, 1, 2, 3]
+    else:
+        copied[4:6] = [2, 3]
+    for engine in ("auto", "python"):
+        with zk.config.set(engine=engine):
+            np.testing.assert_array_equal(a[...], copied)
+    (tmp_path / "outside").write_bytes((tmp_path / "a" / first).read_bytes())
+    file.unlink()
+    file.symlink_to(tmp_path / "outside")
+    for engine in ("auto", "python"):
+        with zk.config.set(engine=engine), pytest.raises(StoreEscapeError):
+            a[...]
+    file.unlink()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "a" / "c").rename(tmp_path / "elsewhere" / "c")
+    (tmp_path / "a" / "c").symlink_to(tmp_path / "elsewhere" / "c")
+    fresh = zk.open_array(DirectoryStore(tmp_path / "a"))
+    for engine in ("auto", "python"):
+        with zk.config.set(engine=engine), pytest.raises(StoreEscapeError):
+            fresh[...]

@@ -802,8 +802,16 @@ def test_bad_shard_indexes_raise(location: str, tmp_path: Any) -> None:
     assert np.array_equal(shard_read(chain, (str(path), 2, len(shard))), good)
     with pytest.raises(E.ChunkReadError, match="^c/0/1"):
         shard_read(chain, (str(path), 100, len(shard)))
-    with pytest.raises(E.ChunkReadError, match="^c/0/1"):
-        shard_read(chain, (str(tmp_path / "nope"), 0, len(shard)))
+    # Missing: filled and reported, as is a file that is a symbolic link (deferred).
+    out = np.ones((4, 4), "<u2")
+    full = [(c, ((0, 2, 1), (0, 2, 1)), ((2 * c[0], 2 * c[0] + 2, 1), (2 * c[1], 2 * c[1] + 2, 1)))
+            for c in itertools.product(range(2), range(2))]
+    link = tmp_path / "link"
+    link.symlink_to(path)
+    tasks = [("c/0/1", (str(tmp_path / "nope"), 0, None), full),
+             ("c/0/2", (str(link), 2, None), full)]
+    assert E.decode_shards_into(chain, out, tasks, 2) == ([0], [1])
+    assert not out.any()
 
 
 def test_bad_arguments_are_value_errors() -> None:
@@ -909,3 +917,24 @@ def test_zero_dimensional_and_empty() -> None:
     assert E.encode_batch(chain, [np.array(0.0)], 1, True) == [None]
     assert E.encode_batch(chain, [np.array(-0.0)], 1, True) != [None]  # bitwise
     E.decode_into(chain, out, [], 2)
+
+
+def test_file_sources_report_missing_and_deferred_chunks(tmp_path: Any) -> None:
+    """Whole-file sources (length None) are read to their end; a missing file or a
+    directory is filled and reported missing; a file that is a symbolic link is never
+    followed and is reported deferred, with its region untouched."""
+    zstd = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
+    chain = chain_of([BYTES, zstd], shape=(1, 4, 4))
+    data = np.arange(16, dtype="<u2").reshape(1, 4, 4)
+    [stored] = E.encode_batch(chain, [data], 1, False)
+    (tmp_path / "c").write_bytes(stored)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "c")
+    names = ["c", "nope", "d", "link", "nodir/x"]
+    out = np.full((5, 4, 4), 7, "<u2")
+    tasks = [(name, (str(tmp_path / name), 0, None), ((0, 1, 1), *FULL),
+              ((i, i + 1, 1), *FULL)) for i, name in enumerate(names)]
+    assert E.decode_into(chain, out, tasks, 2) == ([1, 2, 4], [3])
+    assert np.array_equal(out[0], data[0])
+    assert not out[[1, 2, 4]].any()
+    assert (out[3] == 7).all()

@@ -3,6 +3,7 @@
 //! numpy memory live in `strided.rs`).
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::ffi::CString;
 
 use serde_json::{Map, Value};
@@ -10,6 +11,14 @@ use serde_json::{Map, Value};
 use crate::codecs::{self, Blosc, Codec, Result};
 
 pub const EMPTY: u64 = u64::MAX;
+
+/// Decoded chunks up to this size reuse a per-thread buffer (`Plain::with_decoded`); larger
+/// ones get their own, so that no engine thread keeps more than this much alive.
+const SCRATCH_MAX: usize = 64 << 20;
+
+thread_local! {
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
 
 /// Why a description is refused: `Unsupported` chains keep the Python path, `Invalid`
 /// ones are malformed.
@@ -294,6 +303,37 @@ impl Plain {
         let mut out = vec![0u8; self.nbytes];
         first.decode_exact(&cur, &mut out)?;
         Ok(Cow::Owned(out))
+    }
+
+    /// Call `f` with the chunk's decoded bytes (as `decode`), decoded into this thread's
+    /// reusable buffer when the chain ends in a decompressor: a batch of chunks of 1 MiB and
+    /// more otherwise maps, faults in and unmaps fresh memory for every one of them.
+    pub fn with_decoded<R>(&self, src: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+        let Some((first, rest)) = self.codecs.split_first() else {
+            return self.decode(src).map(|d| f(&d));
+        };
+        if matches!(first, Codec::Crc32c) || self.nbytes > SCRATCH_MAX {
+            return self.decode(src).map(|d| f(&d));
+        }
+        let mut cur = Cow::Borrowed(src);
+        for (codec, &bound) in rest.iter().zip(&self.bounds[1..]).rev() {
+            cur = codec.decode_bounded(cur, bound)?;
+        }
+        SCRATCH.with(|cell| {
+            // Never re-entered (f only copies), but a fresh buffer is the safe answer if it were.
+            let mut fresh = Vec::new();
+            let mut held = cell.try_borrow_mut();
+            let buf = match held {
+                Ok(ref mut b) => &mut **b,
+                Err(_) => &mut fresh,
+            };
+            if buf.len() < self.nbytes {
+                buf.resize(self.nbytes, 0);
+            }
+            let out = &mut buf[..self.nbytes];
+            first.decode_exact(&cur, out)?;
+            Ok(f(out))
+        })
     }
 
     /// Encode a chunk's bytes already in stored order and byte order.

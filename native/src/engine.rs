@@ -3,8 +3,8 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
@@ -23,11 +23,24 @@ pub enum TaskError {
     Value(String),
 }
 
-/// Bytes of one chunk or shard: memory borrowed from a Python buffer, or a file range.
+/// Bytes of one chunk or shard: memory borrowed from a Python buffer, or a file range
+/// (`length` None: to the end of the file).
 #[derive(Debug, Clone)]
 pub enum Source {
     Memory { ptr: *const u8, len: usize },
-    File { path: String, offset: u64, length: u64 },
+    File { path: String, offset: u64, length: Option<u64> },
+}
+
+/// What became of a task whose source is a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Decoded (or, for a shard, its index read and its inner chunks decoded).
+    Read,
+    /// No such file (or a directory): not stored, its region filled with the fill value.
+    Missing,
+    /// The file is a symbolic link, which the engine never follows: nothing was written,
+    /// and the caller reads it through its store, which knows where links may lead.
+    Deferred,
 }
 
 // SAFETY: `Memory` points into a Python buffer held (and so kept alive and unmoved) for
@@ -45,12 +58,6 @@ impl Source {
         }
     }
 
-    fn len(&self) -> u64 {
-        match self {
-            Source::Memory { len, .. } => *len as u64,
-            Source::File { length, .. } => *length,
-        }
-    }
 }
 
 pub struct Task {
@@ -121,18 +128,55 @@ fn read_range(file: &File, path: &str, offset: u64, length: u64) -> Result<Vec<u
     Ok(buf)
 }
 
-fn open(path: &str) -> Result<File, String> {
-    File::open(path).map_err(|e| format!("cannot open {path}: {e}"))
+/// A file opened for a source, with the length of the source's range in it.
+enum Opening {
+    File(File, u64),
+    Missing,
+    Deferred,
 }
 
-/// The whole of a source (borrowed for memory, read for a file).
-fn whole(source: &Source) -> Result<Cow<'_, [u8]>, String> {
-    match source {
-        Source::Memory { .. } => Ok(Cow::Borrowed(source.memory().expect("memory"))),
-        Source::File { path, offset, length } => {
-            let f = open(path)?;
-            Ok(Cow::Owned(read_range(&f, path, *offset, *length)?))
+/// Open a file source without following a symbolic link as its last component (the
+/// caller vouches for the directories above it).
+fn open_source(path: &str, offset: u64, length: Option<u64>) -> Result<Opening, String> {
+    let opened = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path);
+    let file = match opened {
+        Ok(f) => f,
+        Err(e) => {
+            return match e.raw_os_error() {
+                Some(libc::ENOENT | libc::ENOTDIR | libc::EISDIR | libc::ENAMETOOLONG) => {
+                    Ok(Opening::Missing)
+                }
+                Some(libc::ELOOP) => Ok(Opening::Deferred),
+                _ => Err(format!("cannot open {path}: {e}")),
+            }
         }
+    };
+    let meta = file.metadata().map_err(|e| format!("cannot stat {path}: {e}"))?;
+    if meta.is_dir() {
+        return Ok(Opening::Missing);
+    }
+    let length = match length {
+        Some(n) => n,
+        None => meta.len().checked_sub(offset).ok_or_else(|| {
+            format!("{path}: offset {offset} is past the end ({} bytes)", meta.len())
+        })?,
+    };
+    Ok(Opening::File(file, length))
+}
+
+/// The whole of a source: borrowed for memory, read for a file; None with the outcome
+/// when a file is missing or deferred.
+fn whole(source: &Source) -> Result<std::result::Result<Cow<'_, [u8]>, Outcome>, String> {
+    match source {
+        Source::Memory { .. } => Ok(Ok(Cow::Borrowed(source.memory().expect("memory")))),
+        Source::File { path, offset, length } => match open_source(path, *offset, *length)? {
+            Opening::File(f, n) => Ok(Ok(Cow::Owned(read_range(&f, path, *offset, n)?))),
+            Opening::Missing => Ok(Err(Outcome::Missing)),
+            Opening::Deferred => Ok(Err(Outcome::Deferred)),
+        },
     }
 }
 
@@ -175,19 +219,23 @@ fn decode_scatter(
     out: &OutArray,
     out_sel: &[Dim],
 ) -> Result<(), TaskError> {
-    let decoded = plain.decode(data).map_err(|e| TaskError::Decode(format!("{what}: {e}")))?;
-    strided::scatter(&decoded, &plain.strides, chunk_sel, out, out_sel, plain.swap)
+    plain
+        .with_decoded(data, |decoded| {
+            strided::scatter(decoded, &plain.strides, chunk_sel, out, out_sel, plain.swap)
+        })
+        .map_err(|e| TaskError::Decode(format!("{what}: {e}")))?
         .map_err(|e| TaskError::Value(format!("{what}: {e}")))
 }
 
 // --- decode ---------------------------------------------------------------------------------
 
+/// Decode every task into `out`; the outcome of each (files may be missing or deferred).
 pub fn decode_into(
     chain: &Chain,
     out: &OutArray,
     tasks: &[Task],
     threads: usize,
-) -> Result<(), TaskError> {
+) -> Result<Vec<Outcome>, TaskError> {
     let Kind::Plain(plain) = &chain.kind else {
         return Err(TaskError::Value("a sharded chain: use decode_shards_into".into()));
     };
@@ -197,12 +245,21 @@ pub fn decode_into(
     run(tasks.len(), threads, |i| {
         let t = &tasks[i];
         if t.chunk_sel.iter().any(|d| d.count == 0) {
-            return Ok(());
+            return Ok(Outcome::Read);
         }
-        let data = whole(&t.source).map_err(|e| TaskError::Read(format!("{}: {e}", t.key)))?;
-        decode_scatter(&t.key, plain, &data, &t.chunk_sel, out, &t.out_sel)
-    })?;
-    Ok(())
+        match whole(&t.source).map_err(|e| TaskError::Read(format!("{}: {e}", t.key)))? {
+            Ok(data) => {
+                decode_scatter(&t.key, plain, &data, &t.chunk_sel, out, &t.out_sel)?;
+                Ok(Outcome::Read)
+            }
+            Err(Outcome::Missing) => {
+                strided::fill(&chain.fill, out, &t.out_sel)
+                    .map_err(|e| TaskError::Value(format!("{}: {e}", t.key)))?;
+                Ok(Outcome::Missing)
+            }
+            Err(other) => Ok(other),
+        }
+    })
 }
 
 /// One inner chunk to decode (or fill) after its shard's index was read.
@@ -213,10 +270,24 @@ struct InnerJob<'a> {
     range: Option<(u64, u64)>,
 }
 
-/// A shard once its index is read: the whole shard in memory, or an open file.
+/// A shard once its index is read: the whole shard in memory (borrowed, or read from its
+/// file when most of it is wanted), or an open file read inner chunk by inner chunk.
 enum Opened<'a> {
     Memory(&'a [u8]),
+    Owned(Vec<u8>),
     File { file: File, path: &'a str, offset: u64 },
+    /// No shard: its inner chunks are filled (Missing) or left to the caller (Deferred).
+    Absent(Outcome),
+}
+
+impl Opened<'_> {
+    fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Opened::Memory(m) => Some(m),
+            Opened::Owned(v) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 fn open_shard<'a>(
@@ -224,7 +295,22 @@ fn open_shard<'a>(
     task: &'a ShardTask,
 ) -> Result<(Opened<'a>, Vec<(u64, u64)>), TaskError> {
     let key = &task.key;
-    let total = task.source.len();
+    let read = |e: String| TaskError::Read(format!("{key}: {e}"));
+    let (opened, total) = match &task.source {
+        Source::Memory { len, .. } => (Opened::Memory(task.source.memory().expect("memory")), *len as u64),
+        Source::File { path, offset, length } => match open_source(path, *offset, *length).map_err(read)? {
+            Opening::File(file, n) => {
+                // Reading a shard whole is one request; chunk by chunk pays one per chunk.
+                if task.inner.len() * 2 >= sh.count() {
+                    (Opened::Owned(read_range(&file, path, *offset, n).map_err(read)?), n)
+                } else {
+                    (Opened::File { file, path, offset: *offset }, n)
+                }
+            }
+            Opening::Missing => return Ok((Opened::Absent(Outcome::Missing), Vec::new())),
+            Opening::Deferred => return Ok((Opened::Absent(Outcome::Deferred), Vec::new())),
+        },
+    };
     let need = sh.index_nbytes as u64;
     if total < need {
         return Err(TaskError::Decode(format!(
@@ -232,30 +318,28 @@ fn open_shard<'a>(
         )));
     }
     let index_at = if sh.index_start { 0 } else { total - need };
-    let (opened, raw): (Opened<'a>, Cow<'a, [u8]>) = match &task.source {
-        Source::Memory { .. } => {
-            let mem = task.source.memory().expect("memory");
-            let s = index_at as usize;
-            (Opened::Memory(mem), Cow::Borrowed(&mem[s..s + sh.index_nbytes]))
+    let raw: Cow<[u8]> = match &opened {
+        Opened::File { file, path, offset } => {
+            Cow::Owned(read_range(file, path, offset + index_at, need).map_err(read)?)
         }
-        Source::File { path, offset, .. } => {
-            let read = |e: String| TaskError::Read(format!("{key}: {e}"));
-            let file = open(path).map_err(read)?;
-            let raw = read_range(&file, path, offset + index_at, need).map_err(read)?;
-            (Opened::File { file, path, offset: *offset }, Cow::Owned(raw))
+        other => {
+            let s = index_at as usize;
+            Cow::Borrowed(&other.bytes().expect("in memory")[s..s + sh.index_nbytes])
         }
     };
     let entries = sh.decode_index(&raw).map_err(|e| TaskError::Decode(format!("{key}: {e}")))?;
     sh.check_index(&entries, total).map_err(|e| TaskError::Decode(format!("{key}: {e}")))?;
+    drop(raw);
     Ok((opened, entries))
 }
 
+/// Decode the requested inner chunks of every shard into `out`; the outcome of each shard.
 pub fn decode_shards_into(
     chain: &Chain,
     out: &OutArray,
     tasks: &[ShardTask],
     threads: usize,
-) -> Result<(), TaskError> {
+) -> Result<Vec<Outcome>, TaskError> {
     let Kind::Sharded(sh) = &chain.kind else {
         return Err(TaskError::Value("not a sharded chain: use decode_into".into()));
     };
@@ -275,10 +359,21 @@ pub fn decode_shards_into(
     // Phase 1: every shard's index (in parallel: each is one read and a checksum).
     let opened = run(tasks.len(), threads, |i| open_shard(sh, &tasks[i]))?;
     let mut jobs: Vec<InnerJob> = Vec::new();
-    for (s, (task, (_, entries))) in tasks.iter().zip(&opened).enumerate() {
+    let mut outcomes = Vec::with_capacity(tasks.len());
+    for (s, (task, (shard, entries))) in tasks.iter().zip(&opened).enumerate() {
+        let outcome = match shard {
+            Opened::Absent(o) => *o,
+            _ => Outcome::Read,
+        };
+        outcomes.push(outcome);
+        if outcome == Outcome::Deferred {
+            continue;
+        }
         for it in &task.inner {
-            let (o, n) = entries[sh.ravel(&it.coords).expect("checked")];
-            let range = if o == EMPTY && n == EMPTY { None } else { Some((o, n)) };
+            let range = match entries.get(sh.ravel(&it.coords).expect("checked")) {
+                Some(&(o, n)) if !(o == EMPTY && n == EMPTY) => Some((o, n)),
+                _ => None, // not stored in the shard, or no shard
+            };
             jobs.push(InnerJob { shard: s, inner: it, range });
         }
     }
@@ -296,16 +391,16 @@ pub fn decode_shards_into(
         }
         let what = format!("{} inner chunk {}", task.key, coords_repr(&it.coords));
         let data: Cow<[u8]> = match &opened[job.shard].0 {
-            // In bounds: check_index kept every stored range inside the shard.
-            Opened::Memory(mem) => Cow::Borrowed(&mem[o as usize..(o + n) as usize]),
             Opened::File { file, path, offset } => Cow::Owned(
                 read_range(file, path, offset + o, n)
                     .map_err(|e| TaskError::Read(format!("{what}: {e}")))?,
             ),
+            // In bounds: check_index kept every stored range inside the shard.
+            other => Cow::Borrowed(&other.bytes().expect("in memory")[o as usize..(o + n) as usize]),
         };
         decode_scatter(&what, &sh.inner, &data, &it.chunk_sel, out, &it.out_sel)
     })?;
-    Ok(())
+    Ok(outcomes)
 }
 
 // --- encode ---------------------------------------------------------------------------------

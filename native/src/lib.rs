@@ -11,6 +11,7 @@
 mod chain;
 mod codecs;
 mod engine;
+mod grid;
 mod strided;
 
 use std::sync::Arc;
@@ -23,7 +24,7 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
-use engine::{InnerTask, ShardTask, Source, Task, TaskError};
+use engine::{InnerTask, Outcome, ShardTask, Source, Task, TaskError};
 use strided::{Dim, InArray, OutArray};
 
 create_exception!(
@@ -128,10 +129,12 @@ fn sel(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Dim>> {
 
 fn source(obj: &Bound<'_, PyAny>, keep: &mut Keep) -> PyResult<Source> {
     if let Ok(t) = obj.cast::<PyTuple>() {
-        let (path, offset, length): (String, u64, u64) = t.extract().map_err(|_| {
-            PyValueError::new_err("a file source is (path: str, offset: int, length: int)")
+        let (path, offset, length): (String, u64, Option<u64>) = t.extract().map_err(|_| {
+            PyValueError::new_err(
+                "a file source is (path: str, offset: int, length: int | None)",
+            )
         })?;
-        if offset.checked_add(length).is_none() {
+        if offset.checked_add(length.unwrap_or(0)).is_none() {
             return Err(PyValueError::new_err("file range overflows"));
         }
         return Ok(Source::File { path, offset, length });
@@ -185,6 +188,14 @@ fn tuple_items<'py>(obj: &Bound<'py, PyAny>, n: usize, what: &str) -> PyResult<V
     Ok(t.iter().collect())
 }
 
+/// (indices of missing, indices of deferred) from the outcome of each task.
+fn outcome_lists(outcomes: &[Outcome]) -> (Vec<usize>, Vec<usize>) {
+    let pick = |want: Outcome| {
+        outcomes.iter().enumerate().filter(|(_, &o)| o == want).map(|(i, _)| i).collect()
+    };
+    (pick(Outcome::Missing), pick(Outcome::Deferred))
+}
+
 /// Decode every task's chunk and copy its selected region into `out`.
 ///
 /// tasks: list of (key, source, chunk_sel, out_sel); see the stub for the details.
@@ -195,7 +206,7 @@ fn decode_into(
     out: &Bound<'_, PyAny>,
     tasks: &Bound<'_, PyList>,
     threads: usize,
-) -> PyResult<()> {
+) -> PyResult<(Vec<usize>, Vec<usize>)> {
     let mut keep = Keep::default();
     let out = out_array(out, chain.inner.itemsize, &mut keep)?;
     let mut list = Vec::with_capacity(tasks.len());
@@ -212,7 +223,7 @@ fn decode_into(
     let c = chain.inner.clone();
     let result = py.detach(|| engine::decode_into(&c, &out, &list, threads));
     drop(keep);
-    result.map_err(to_py)
+    result.map(|o| outcome_lists(&o)).map_err(to_py)
 }
 
 /// Decode the requested inner chunks of every shard into `out`; missing ones are filled.
@@ -225,7 +236,7 @@ fn decode_shards_into(
     out: &Bound<'_, PyAny>,
     shard_tasks: &Bound<'_, PyList>,
     threads: usize,
-) -> PyResult<()> {
+) -> PyResult<(Vec<usize>, Vec<usize>)> {
     let mut keep = Keep::default();
     let out = out_array(out, chain.inner.itemsize, &mut keep)?;
     let mut list = Vec::with_capacity(shard_tasks.len());
@@ -251,7 +262,61 @@ fn decode_shards_into(
     let c = chain.inner.clone();
     let result = py.detach(|| engine::decode_shards_into(&c, &out, &list, threads));
     drop(keep);
-    result.map_err(to_py)
+    result.map(|o| outcome_lists(&o)).map_err(to_py)
+}
+
+fn one_sel(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Dim> {
+    let (a, b, c): (i64, i64, i64) = obj
+        .extract()
+        .map_err(|_| PyValueError::new_err(format!("{what} must be (start, stop, step)")))?;
+    Dim::from_triple(a, b, c).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{what}: ({a}, {b}, {c}) needs non-negative bounds and a positive step"
+        ))
+    })
+}
+
+/// Read the product of per-dimension pieces of a regular chunk grid from files.
+///
+/// dims: per dimension, a list of (chunk index, chunk_sel, out_sel), in ascending chunk
+/// order; files are `root + key_prefix + indices joined by separator`. Returns (number of
+/// chunks or shards missing, coordinates of those left to the caller).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn decode_grid_into(
+    py: Python<'_>,
+    chain: &PyChain,
+    out: &Bound<'_, PyAny>,
+    dims: &Bound<'_, PyList>,
+    root: String,
+    key_prefix: String,
+    separator: String,
+    threads: usize,
+) -> PyResult<(usize, Vec<Vec<usize>>)> {
+    let mut keep = Keep::default();
+    let out = out_array(out, chain.inner.itemsize, &mut keep)?;
+    let mut parsed = Vec::with_capacity(dims.len());
+    for dim in dims.iter() {
+        let mut pieces = Vec::new();
+        for item in dim.try_iter()? {
+            let item = item?;
+            let parts = tuple_items(&item, 3, "a piece")?;
+            pieces.push(grid::Piece {
+                index: parts[0].extract().map_err(|_| {
+                    PyValueError::new_err("a chunk index must be a non-negative integer")
+                })?,
+                chunk_sel: one_sel(&parts[1], "chunk_sel")?,
+                out_sel: one_sel(&parts[2], "out_sel")?,
+            });
+        }
+        parsed.push(pieces);
+    }
+    let files = grid::Files { root, key_prefix, separator };
+    let c = chain.inner.clone();
+    let result = py.detach(|| grid::decode_grid_into(&c, &out, &parsed, &files, threads));
+    drop(keep);
+    let r = result.map_err(to_py)?;
+    Ok((r.missing, r.deferred))
 }
 
 /// Encode whole chunks (or whole shards, for a sharding chain).
@@ -302,6 +367,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyChain>()?;
     m.add_function(wrap_pyfunction!(decode_into, m)?)?;
     m.add_function(wrap_pyfunction!(decode_shards_into, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_grid_into, m)?)?;
     m.add_function(wrap_pyfunction!(encode_batch, m)?)?;
     m.add_function(wrap_pyfunction!(versions, m)?)?;
     m.add("ChunkDecodeError", m.py().get_type::<ChunkDecodeError>())?;

@@ -17,7 +17,11 @@ Selections are tuples of ``(start, stop, step)`` per dimension with ``start, sto
 dimension. The tasks of one call must write disjoint regions of ``out``.
 
 A source is a bytes-like object (any C-contiguous buffer, not copied) or
-``(path, offset, length)`` of a file, read with pread inside the engine.
+``(path, offset, length)`` of a file, read with pread inside the engine (``length`` None:
+to the end of the file). A file that does not exist (or is a directory) is a chunk not
+stored: its region is filled with the chain's fill and it is reported missing. A file that
+is a symbolic link is never followed: nothing is written for it and it is reported
+deferred, for the caller to read through its store.
 """
 
 from collections.abc import Sequence
@@ -26,7 +30,9 @@ import numpy as np
 from typing_extensions import Buffer
 
 Sel = tuple[tuple[int, int, int], ...]
-Source = Buffer | tuple[str, int, int]
+Source = Buffer | tuple[str, int, int | None]
+Outcomes = tuple[list[int], list[int]]
+"""(indices of the tasks found missing, indices of the tasks deferred)."""
 
 class ChunkDecodeError(ValueError):
     """A stored chunk or shard is corrupt or does not fit its array; the message starts
@@ -56,7 +62,7 @@ def decode_into(
     out: np.ndarray,
     tasks: list[tuple[str, Source, Sel, Sel]],
     threads: int,
-) -> None:
+) -> Outcomes:
     """Decode each task's chunk and copy its ``chunk_sel`` into ``out[out_sel]``.
     ``out`` is any writable array whose items have the chain's itemsize (any strides)."""
 
@@ -65,10 +71,26 @@ def decode_shards_into(
     out: np.ndarray,
     shard_tasks: list[tuple[str, Source, Sequence[tuple[tuple[int, ...], Sel, Sel]]]],
     threads: int,
-) -> None:
+) -> Outcomes:
     """For each shard ``(key, source, inner)``: read and check its index, then decode each
     requested inner chunk ``(coords, chunk_sel, out_sel)`` into ``out``; inner chunks that
-    are not stored fill their region with the chain's fill."""
+    are not stored fill their region with the chain's fill. A shard file is read whole
+    when at least half its inner chunks are wanted, else its index and those chunks."""
+
+def decode_grid_into(
+    chain: Chain,
+    out: np.ndarray,
+    dims: Sequence[Sequence[tuple[int, tuple[int, int, int], tuple[int, int, int]]]],
+    root: str,
+    key_prefix: str,
+    separator: str,
+    threads: int,
+) -> tuple[int, list[list[int]]]:
+    """Read every chunk (shard, for a sharding chain) of the product of ``dims``: per
+    dimension, ``(chunk index, chunk_sel, out_sel)`` in ascending chunk order (indices of
+    inner chunks for a sharding chain). A chunk's key is ``key_prefix`` then its indices
+    joined by ``separator``, its file ``root + key``. Returns (how many chunks or shards
+    were missing, the coordinates of those deferred)."""
 
 def encode_batch(
     chain: Chain, chunks: list[np.ndarray], threads: int, skip_fill: bool

@@ -19,8 +19,8 @@ True
 ...     import numpy as np
 ...     [data] = encode_batch(chain, [np.array([[1, 2], [3, 4]], "<u2")], 1, True)
 ...     out = np.zeros((2, 3), "<u2")
-...     decode_into(chain, out, [("c/0/0", data, ((0, 2, 1), (0, 2, 1)),
-...                                ((0, 2, 1), (1, 3, 1)))], 2)
+...     missing, deferred = decode_into(chain, out, [("c/0/0", data, ((0, 2, 1), (0, 2, 1)),
+...                                                  ((0, 2, 1), (1, 3, 1)))], 2)
 ...     print(out.tolist())
 ... else:
 ...     print([[0, 1, 2], [0, 3, 4]])
@@ -35,6 +35,7 @@ True
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -52,9 +53,12 @@ __all__ = [
     "available",
     "built",
     "chain_for",
+    "check_grid_directories",
+    "grid_pieces",
     "selection_triples",
     "decode_into",
     "decode_shards_into",
+    "decode_grid_into",
     "encode_batch",
 ]
 
@@ -127,6 +131,73 @@ def selection_triples(selection: tuple[Any, ...], shape: tuple[int, ...]
     return tuple(triples)
 
 
+# A dimension along which a selection touches more chunks than this is left to the Python
+# path, which makes its pieces on demand instead of holding them.
+_GRID_PIECES = 1 << 16
+
+Triple = tuple[int, int, int]
+GridDims = list[list[tuple[int, Triple, Triple]]]
+
+
+def grid_pieces(indexer: Any, chunk_shape: tuple[int, ...]
+                ) -> tuple[GridDims, tuple[int, ...]] | None:
+    """The engine's form of a basic selection's plan (for ``decode_grid_into``): per
+    dimension, ``(chunk index, chunk selection, output selection)`` of each chunk it
+    touches, and the output's shape with a length-1 axis where an integer drops one.
+    None when the engine cannot take the plan: another kind of selection, a negative
+    step, no element, a dimension of more than 65,536 chunks, or no dimensions.
+
+    >>> from zarrkit.indexing import basic_indexer
+    >>> (rows, columns), shape = grid_pieces(basic_indexer((1, slice(1, None)), (4, 4),
+    ...                                                    (2, 2)), (2, 2))
+    >>> rows, columns, shape
+    ([(0, (1, 2, 1), (0, 1, 1))], [(0, (1, 2, 1), (0, 1, 1)), (1, (0, 2, 1), (1, 3, 1))], (1, 3))
+    >>> grid_pieces(basic_indexer(slice(None, None, -1), (4,), (2,)), (2,)) is None
+    True
+    """
+    from zarrkit.indexing.basic import BasicIndexer
+
+    if type(indexer) is not BasicIndexer or not chunk_shape:
+        return None
+    dims: GridDims = []
+    shape: list[int] = []
+    for pieces, chunk_len in zip(indexer.dim_pieces(), chunk_shape, strict=True):
+        if type(chunk_len) is not int or not 0 < len(pieces) <= _GRID_PIECES:
+            return None
+        dim: list[tuple[int, Triple, Triple]] = []
+        for index, chunk_part, out_part, _ in pieces:
+            if out_part is None:  # an integer: one element, on an axis of length 1
+                dim.append((index, (chunk_part, chunk_part + 1, 1), (0, 1, 1)))
+                continue
+            start, stop, step = chunk_part.indices(chunk_len)
+            if step <= 0:
+                return None
+            dim.append((index, (start, stop, step), (out_part.start, out_part.stop, 1)))
+        dims.append(dim)
+        shape.append(max(piece[2][1] for piece in dim))  # descending for a negative step
+    return dims, tuple(shape)
+
+
+def check_grid_directories(value_file: Any, key_prefix: str, separator: str,
+                           indices: list[list[int]]) -> None:
+    """Have a store that locates its files check each directory the chunk files of a
+    grid read are in (its ``value_file`` raises StoreEscapeError for one that leads out
+    of it), before the engine opens them: with ``/`` separators, one per combination of
+    the chunk ``indices`` of all but the last dimension, else the one of ``key_prefix``.
+
+    >>> seen = []
+    >>> check_grid_directories(seen.append, "c/", "/", [[0, 1], [5], [2, 3]])
+    >>> seen
+    ['c/0/5/2', 'c/1/5/2']
+    """
+    if separator != "/":
+        value_file(key_prefix + "0")
+        return
+    last = str(indices[-1][0])
+    for coords in itertools.product(*([str(i) for i in dim] for dim in indices[:-1])):
+        value_file(key_prefix + "/".join((*coords, last)))
+
+
 def array_chain(metadata: Any, storage_dtype: Any, fill: Any) -> Any | None:
     """The engine's chain for the chunks of an array (its metadata, the dtype its chunks
     hold and the value of missing elements), or None when the engine does not cover them:
@@ -167,6 +238,7 @@ if _engine is not None:
     ChunkReadError = _engine.ChunkReadError
     decode_into = _engine.decode_into
     decode_shards_into = _engine.decode_shards_into
+    decode_grid_into = _engine.decode_grid_into
     encode_batch = _engine.encode_batch
 else:
     class ChunkDecodeError(ValueError):  # type: ignore[no-redef]
@@ -180,4 +252,4 @@ else:
     def _missing(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("zarrkit._engine is not built")
 
-    decode_into = decode_shards_into = encode_batch = _missing
+    decode_into = decode_shards_into = decode_grid_into = encode_batch = _missing

@@ -36,7 +36,7 @@ from zarrkit.indexing import (
     basic_indexer,
     plan_batches,
 )
-from zarrkit.storage.base import ReadsInto, offers
+from zarrkit.storage.base import LocatesFiles, ReadsInto, offers
 
 if TYPE_CHECKING:
     from zarrkit.hierarchy.array import Array
@@ -145,7 +145,9 @@ def read(array: Array, indexer: Any, out: np.ndarray[Any, Any] | None = None) ->
     # The output first: one that cannot be allocated fails before any planning.
     result, target = output(array, indexer, out)
     read_batch = batch_reader(array, target)
-    if may_list_for(array, indexer):
+    if isinstance(read_batch, NativeBatchReader) and read_batch.read_grid(indexer, result):
+        pass
+    elif may_list_for(array, indexer):
         read_sparse(array, indexer, target, result, read_batch)
     else:
         for batch in plan_batches(indexer, PLAN_BATCH):
@@ -225,10 +227,12 @@ def chunks_bytes(array: Array, projections: Sequence[ChunkProjection]) -> int:
 
 
 class NativeBatchReader:
-    """Reads batches of projections with the native engine: the batch's chunks fetched
-    with one ``get_many``, then decoded and copied into the target in one engine call
-    (its threads, the GIL released). A projection the engine cannot address (integer or
-    array indices, negative steps) goes through the Python reader.
+    """Reads batches of projections with the native engine: the chunks decoded and
+    copied into the target in one engine call (its threads, the GIL released), read
+    by the engine from their files when the store locates them
+    (:class:`~zarrkit.storage.base.LocatesFiles`), else fetched with one ``get_many``.
+    A projection the engine cannot address (integer or array indices, negative steps),
+    or a chunk file that is a symbolic link, goes through the Python reader.
 
     >>> import numpy as np, zarrkit as zk
     >>> a = zk.create_array({}, shape=(6, 4), chunks=(4, 4), dtype="u2")
@@ -243,43 +247,106 @@ class NativeBatchReader:
         self.target = target
         self.chain = chain
         self.fallback = fallback
+        self.chunk_shape = tuple(chain.chunk_shape)
+        store = array._store
+        self.value_file = store.value_file if offers(store, LocatesFiles) else None  # type: ignore[attr-defined]
 
-    def __call__(self, batch: Sequence[ChunkProjection]) -> list[bool]:
+    def read_grid(self, indexer: Any, result: np.ndarray[Any, Any]) -> bool:
+        """Read a basic selection from a store that locates its files with the engine's
+        ``decode_grid_into``: Python plans per dimension and the engine forms, names,
+        reads and decodes every chunk, a few thousand per call. As for other reads, a
+        read that finds as many chunks missing as stored switches to listing the stored
+        ones (see ``may_list_for``). False, having read nothing, when the engine cannot
+        take the selection or the store does not locate its files."""
         array, target = self.array, self.target
-        chunk_shape = tuple(self.chain.chunk_shape)
-        tasks: list[tuple[str, Any, Any, Any]] = []
-        found = [False] * len(batch)
-        direct: list[int] = []
-        other: list[int] = []
-        for index, projection in enumerate(batch):
-            (direct if native.selection_triples(projection.out_selection, target.shape) is not None
-             and native.selection_triples(projection.chunk_selection, chunk_shape) is not None
-             else other).append(index)
-        if other:
-            for index, stored in zip(other, self.fallback([batch[i] for i in other]),
-                                     strict=True):
-                found[index] = stored
-        if not direct:
-            return found
-        keys = [array._chunk_key(batch[i].chunk_coords) for i in direct]
-        for index, key, data in zip(direct, keys, array._store.get_many(keys), strict=True):
-            projection = batch[index]
-            if data is None:
-                target[projection.out_selection] = array._fill
-                continue
-            found[index] = True
-            tasks.append((key, data,
-                          native.selection_triples(projection.chunk_selection, chunk_shape),
-                          native.selection_triples(projection.out_selection, target.shape)))
-        if tasks:
-            work = len(tasks) * math.prod(chunk_shape) * array._storage_dtype.itemsize
-            threads = config.threads if work >= INLINE_WORK_BYTES else 1
+        layout = array._metadata.chunk_key_layout()
+        grid = native.grid_pieces(indexer, self.chunk_shape) if self.value_file else None
+        if grid is None or layout is None:
+            return False
+        dims, shape = grid
+        view = target.view()
+        try:
+            view.shape = shape  # a view with the integers' axes back (never a copy)
+        except (AttributeError, ValueError):
+            return False
+        key_prefix = array._prefix + layout[0]
+        separator = layout[1]
+        native.check_grid_directories(self.value_file, key_prefix, separator,
+                                      [[piece[0] for piece in dim] for dim in dims])
+        may_list = may_list_for(array, indexer)
+        per_row = math.prod(len(dim) for dim in dims[1:])
+        rows = max(1, PLAN_BATCH // per_row)
+        chunk_bytes = math.prod(self.chunk_shape) * array._storage_dtype.itemsize
+        found = missing = 0
+        for start in range(0, len(dims[0]), rows):
+            if may_list and missing >= max(_PROBE // 2, found):
+                read_listed(array, indexer, target, result, self.fallback)
+                return True
+            batch = [dims[0][start:start + rows], *dims[1:]]
+            count = len(batch[0]) * per_row
+            threads = config.threads if count * chunk_bytes >= INLINE_WORK_BYTES else 1
             try:
-                native.decode_into(self.chain, target, tasks, threads)
+                absent, deferred = native.decode_grid_into(
+                    self.chain, view, batch, array._store.files_root,  # type: ignore[attr-defined]
+                    key_prefix, separator, threads)
             except native.ChunkDecodeError as e:
                 raise ChunkDecodeError(f"array {array.name!r} chunk {e}") from None
             except native.ChunkReadError as e:
                 raise StoreIOError(f"array {array.name!r} chunk {e}") from None
+            if deferred:  # chunk files that are links: read through the store
+                self.fallback(list(indexer.projections_for([tuple(c) for c in deferred])))
+            found += count - absent
+            missing += absent
+        return True
+
+    def __call__(self, batch: Sequence[ChunkProjection]) -> list[bool]:
+        array, target, chunk_shape = self.array, self.target, self.chunk_shape
+        triples = native.selection_triples
+        found = [False] * len(batch)
+        direct: list[tuple[int, Any, Any]] = []
+        other: list[int] = []
+        for index, projection in enumerate(batch):
+            chunk_selection = triples(projection.chunk_selection, chunk_shape)
+            out_selection = (None if chunk_selection is None
+                             else triples(projection.out_selection, target.shape))
+            if out_selection is None:
+                other.append(index)
+            else:
+                direct.append((index, chunk_selection, out_selection))
+        keys = [array._chunk_key(batch[index].chunk_coords) for index, _, _ in direct]
+        tasks: list[tuple[str, Any, Any, Any]] = []
+        stored: list[int] = []
+        if self.value_file is not None:
+            value_file = self.value_file
+            for key, (index, chunk_selection, out_selection) in zip(keys, direct, strict=True):
+                tasks.append((key, (value_file(key), 0, None), chunk_selection, out_selection))
+                stored.append(index)
+        else:
+            for key, (index, chunk_selection, out_selection), data in zip(
+                    keys, direct, array._store.get_many(keys), strict=True):
+                if data is None:
+                    target[batch[index].out_selection] = array._fill
+                    continue
+                tasks.append((key, data, chunk_selection, out_selection))
+                stored.append(index)
+        if tasks:
+            work = len(tasks) * math.prod(chunk_shape) * array._storage_dtype.itemsize
+            threads = config.threads if work >= INLINE_WORK_BYTES else 1
+            try:
+                missing, deferred = native.decode_into(self.chain, target, tasks, threads)
+            except native.ChunkDecodeError as e:
+                raise ChunkDecodeError(f"array {array.name!r} chunk {e}") from None
+            except native.ChunkReadError as e:
+                raise StoreIOError(f"array {array.name!r} chunk {e}") from None
+            for index in stored:
+                found[index] = True
+            for task in missing:
+                found[stored[task]] = False
+            other.extend(stored[task] for task in deferred)
+        if other:
+            for index, was_stored in zip(other, self.fallback([batch[i] for i in other]),
+                                         strict=True):
+                found[index] = was_stored
         return found
 
 

@@ -35,8 +35,9 @@ from zarrkit.buffers import copy_into
 from zarrkit.codecs.v3.sharding import ShardBuilder, coalesce_ranges
 from zarrkit.concurrency import Prefetch, chunk_lock, drain, parallel_map
 from zarrkit.config import config
-from zarrkit.errors import ChunkDecodeError
+from zarrkit.errors import ChunkDecodeError, StoreIOError
 from zarrkit.indexing import ChunkProjection, basic_indexer
+from zarrkit.storage.base import LocatesFiles, offers
 
 if TYPE_CHECKING:
     from zarrkit.hierarchy.array import Array
@@ -203,7 +204,7 @@ def read_sharded(array: Array, factory: IndexerFactory, selection: Any,
     # Remote stores (whole values preferred) keep the Python path, whose fetches overlap
     # the decoding (see Prefetch below); the engine's batches fetch, then decode.
     chain = None if array.store.prefers_whole_values else array._native_chain
-    if chain is not None and _read_whole_shards_natively(layout, chain, indexer, target):
+    if chain is not None and _read_shards_natively(layout, chain, indexer, target):
         return result[()] if out is None and result.ndim == 0 else result
     _, jobs = _shard_jobs(layout, factory, selection, indexer)
     # Indexes first (one small request per shard), then the inner chunks as one queue of
@@ -229,18 +230,30 @@ def read_sharded(array: Array, factory: IndexerFactory, selection: Any,
     return result[()] if out is None and result.ndim == 0 else result
 
 
-def _read_whole_shards_natively(layout: _Layout, chain: Any, indexer: Any,
-                                target: np.ndarray[Any, Any]) -> bool:
-    """Read a selection that wants every inner chunk of each shard it touches (a read of
-    whole shards: the common read-all) with the native engine: shards fetched whole a few
-    at a time, then their indexes checked and inner chunks decoded and copied by the
-    engine's threads with the GIL released. False, having read nothing, when the selection
-    is not that (part of a shard, or indices the engine cannot address): the caller then
-    takes the Python path, whose reads fetch only the inner chunks wanted."""
+def _read_shards_natively(layout: _Layout, chain: Any, indexer: Any,
+                          target: np.ndarray[Any, Any]) -> bool:
+    """Read a selection with the native engine, its threads checking each shard's index
+    and decoding and copying inner chunks with the GIL released. From a store that
+    locates its files (a DirectoryStore), any selection of forward slices: the engine
+    reads a shard file whole when most of it is wanted, else its index and the wanted
+    inner chunks with pread. From other stores, only a selection that wants every inner
+    chunk of each shard it touches (the common read-all): shards are fetched whole, a few
+    at a time. False, having read nothing, when the selection is not one of those: the
+    caller then takes the Python path."""
     array = layout.array
+    files = offers(array.store, LocatesFiles)
+    only: set[tuple[int, ...]] | None = None
+    if files:
+        deferred = _read_grid_natively(layout, chain, indexer, target)
+        if deferred is not None and not deferred:
+            return True
+        if deferred is not None:  # shard files that are links: read through the store
+            only, files = {tuple(coords) for coords in deferred}, False
     tasks: list[tuple[str, list[tuple[tuple[int, ...], Any, Any]]]] = []
     for coords, members in _group_by_shard(list(indexer), layout.chunks_per_shard).items():
-        if len(members) != _stored_inner_chunks(layout, coords):
+        if only is not None and coords not in only:
+            continue
+        if not files and only is None and len(members) != _stored_inner_chunks(layout, coords):
             return False
         inner = []
         for local, projection in members:
@@ -252,11 +265,18 @@ def _read_whole_shards_natively(layout: _Layout, chain: Any, indexer: Any,
             inner.append((local, chunk_selection, out_selection))
         tasks.append((array._chunk_key(coords), inner))
     threads = config.threads
+    if files:
+        value_file = array.store.value_file  # type: ignore[attr-defined]
+        shard_tasks: list[Any] = [(key, (value_file(key), 0, None), inner)
+                                  for key, inner in tasks]
+        _, linked = _decode_shards(array, chain, target, shard_tasks, threads)
+        # Shard files that are links: read through the store, which knows where they lead.
+        tasks = [tasks[i] for i in linked]
     # A few shards in memory at a time: enough to keep every thread busy.
     step = max(1, 2 * threads)
     for start in range(0, len(tasks), step):
         batch = tasks[start:start + step]
-        shard_tasks: list[Any] = []
+        shard_tasks = []
         for (key, inner), data in zip(batch, array.store.get_many([k for k, _ in batch]),
                                       strict=True):
             if data is None:
@@ -264,13 +284,52 @@ def _read_whole_shards_natively(layout: _Layout, chain: Any, indexer: Any,
                     target[tuple(slice(*part) for part in out_selection)] = array._fill
             else:
                 shard_tasks.append((key, data, inner))
-        if not shard_tasks:
-            continue
-        try:
-            native.decode_shards_into(chain, target, shard_tasks, threads)
-        except native.ChunkDecodeError as e:
-            raise ChunkDecodeError(f"array {array.name!r} shard {e}") from None
+        if shard_tasks:
+            _decode_shards(array, chain, target, shard_tasks, threads)
     return True
+
+
+def _read_grid_natively(layout: _Layout, chain: Any, indexer: Any,
+                        target: np.ndarray[Any, Any]) -> list[list[int]] | None:
+    """A basic selection read by the engine's ``decode_grid_into`` from shard files
+    (Python plans per dimension, the engine groups inner chunks by shard and reads each
+    shard once); the coordinates of the shards it deferred (links), or None when the
+    engine cannot take the selection (nothing read)."""
+    array = layout.array
+    grid = native.grid_pieces(indexer, layout.inner_shape)
+    key_layout = array._metadata.chunk_key_layout()
+    if grid is None or key_layout is None:
+        return None
+    dims, shape = grid
+    view = target.view()
+    try:
+        view.shape = shape  # the integers' axes back, as a view
+    except (AttributeError, ValueError):
+        return None
+    store = array.store
+    key_prefix, separator = array._prefix + key_layout[0], key_layout[1]
+    shards = [list(dict.fromkeys(piece[0] // n for piece in dim))
+              for dim, n in zip(dims, layout.chunks_per_shard, strict=True)]
+    native.check_grid_directories(store.value_file, key_prefix, separator, shards)  # type: ignore[attr-defined]
+    try:
+        _, deferred = native.decode_grid_into(chain, view, dims, store.files_root,  # type: ignore[attr-defined]
+                                              key_prefix, separator, config.threads)
+    except native.ChunkDecodeError as e:
+        raise ChunkDecodeError(f"array {array.name!r} shard {e}") from None
+    except native.ChunkReadError as e:
+        raise StoreIOError(f"array {array.name!r} shard {e}") from None
+    return deferred  # type: ignore[no-any-return]
+
+
+def _decode_shards(array: Array, chain: Any, target: np.ndarray[Any, Any], shard_tasks: Any,
+                   threads: int) -> tuple[list[int], list[int]]:
+    """The engine's ``decode_shards_into``, its errors as zarrkit's."""
+    try:
+        return native.decode_shards_into(chain, target, shard_tasks, threads)  # type: ignore[no-any-return]
+    except native.ChunkDecodeError as e:
+        raise ChunkDecodeError(f"array {array.name!r} shard {e}") from None
+    except native.ChunkReadError as e:
+        raise StoreIOError(f"array {array.name!r} shard {e}") from None
 
 
 def _plan_reads(layout: _Layout, output: np.ndarray[Any, Any], job: _ShardJob,

@@ -112,6 +112,17 @@ class BasicIndexer:
         self._chunks = chunks
         self._pieces = None
 
+    def dim_pieces(self) -> list[DimPieces]:
+        """Per dimension, the pieces of the chunks the selection touches: ``(chunk index,
+        chunk selection, output selection or None for an integer, complete)``, in
+        ascending chunk order; the plan is their product.
+
+        >>> rows, columns = basic_indexer((1, slice(1, None)), (4, 4), (2, 2)).dim_pieces()
+        >>> list(rows), list(columns)[1]
+        ([(0, 1, None, False)], (1, slice(0, 2, None), slice(1, 3, None), True))
+        """
+        return self._dim_pieces()
+
     def _dim_pieces(self) -> list[DimPieces]:
         if self._pieces is None:
             pieces: list[DimPieces] = []

@@ -76,6 +76,18 @@ class ChunkKeyEncoding:
             return self.sep.join(map(str, chunk_coords)) if chunk_coords else "0"
         return self.sep.join(("c", *map(str, chunk_coords)))
 
+    def layout(self) -> tuple[str, str] | None:
+        """(prefix, separator) of the keys of chunks with coordinates, which are the
+        prefix then the coordinates joined by the separator; None for an encoding
+        registered by a user, whose keys may follow other rules.
+
+        >>> ChunkKeyEncoding().layout(), ChunkKeyEncoding("v2").layout()
+        (('c/', '/'), ('', '.'))
+        """
+        if type(self) is not ChunkKeyEncoding:
+            return None
+        return ("" if self.name == "v2" else "c" + self.sep), self.sep
+
     def decode(self, key: str, ndim: int | None = None) -> tuple[int, ...] | None:
         """The chunk coordinates a key stands for, or None if it is not a chunk key (of an
         ``ndim``-dimensional array, when given). ``v2`` needs ``ndim`` to tell the 0-d key

@@ -207,6 +207,15 @@ class ArrayMetadataV2:
             return "0"
         return self.dimension_separator.join(map(str, chunk_coords))
 
+    def chunk_key_layout(self) -> tuple[str, str]:
+        """(prefix, separator) of the keys of chunks of one or more dimensions: no
+        prefix, the coordinates joined by the dimension separator.
+
+        >>> ArrayMetadataV2(shape=(4,), chunks=(2,), dtype=np.dtype("u1")).chunk_key_layout()
+        ('', '.')
+        """
+        return "", self.dimension_separator
+
     def parse_chunk_key(self, relative_key: str) -> tuple[int, ...] | None:
         """The chunk coordinates a key (relative to the array) names, or None when it
         names no chunk of this array (the inverse of :meth:`chunk_key`).

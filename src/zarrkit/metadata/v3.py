@@ -368,6 +368,16 @@ class ArrayMetadataV3:
         """
         return self.chunk_key_encoding.encode(chunk_coords)
 
+    def chunk_key_layout(self) -> tuple[str, str] | None:
+        """(prefix, separator) of the keys of chunks of one or more dimensions (see
+        :meth:`ChunkKeyEncoding.layout`), or None when their encoding has rules of its own.
+
+        >>> ArrayMetadataV3(shape=(4,), data_type=parse_data_type_v3("int8"),
+        ...     chunk_grid=RegularChunkGrid((2,))).chunk_key_layout()
+        ('c/', '/')
+        """
+        return self.chunk_key_encoding.layout()
+
     def parse_chunk_key(self, relative_key: str) -> tuple[int, ...] | None:
         """The chunk coordinates a key (relative to the array) names, or None when it
         names no chunk of this array (the inverse of :meth:`chunk_key`).

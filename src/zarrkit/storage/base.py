@@ -104,10 +104,38 @@ class MapsValues(Protocol):
     def map_value(self, key: str) -> memoryview | None: ...
 
 
+@runtime_checkable
+class LocatesFiles(Protocol):
+    """A store whose values are whole files that another reader may open by path
+    (DirectoryStore): the native engine then reads chunks itself, in its own threads.
+    ``value_file`` names the file a key's value would be in (it need not exist), after
+    checking that the directories on the way stay inside the store; the file itself is
+    opened without following a symbolic link, and one is read through the store instead.
+    Files are replaced whole by renaming, so such a read sees one version of a value.
+
+    >>> from zarrkit.storage import DirectoryStore, MemoryStore
+    >>> import os, tempfile
+    >>> store = DirectoryStore(tempfile.mkdtemp())
+    >>> store.value_file("a/b") == os.path.join(store.root, "a", "b")
+    True
+    >>> offers(MemoryStore(), LocatesFiles)
+    False
+    """
+
+    @property
+    def files_root(self) -> str:
+        """The directory keys name files in, ending in a separator: the file of a key
+        is ``files_root + key`` (POSIX)."""
+        ...
+
+    def value_file(self, key: str) -> str: ...
+
+
 def offers(store: object, ability: type) -> bool:
     """Whether ``store`` offers the optional ``ability`` (:class:`ReadsInto`,
-    :class:`MapsValues`): the protocol's own runtime check, which looks for its method,
-    without typing's generic ``isinstance`` machinery (20 µs a call, on every read).
+    :class:`MapsValues`, :class:`LocatesFiles`): the protocol's own runtime check, which
+    looks for its method, without typing's generic ``isinstance`` machinery (20 µs a
+    call, on every read).
 
     >>> from zarrkit.storage import MemoryStore
     >>> offers(MemoryStore(), MapsValues), offers(MemoryStore(), ReadableStore)

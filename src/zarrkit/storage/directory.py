@@ -311,6 +311,33 @@ class DirectoryStore(Store):
         finally:
             os.close(fd)
 
+    @property
+    def files_root(self) -> str:
+        """The store's directory, ending in a separator (see ``value_file``).
+
+        >>> import os, tempfile
+        >>> DirectoryStore(tempfile.mkdtemp()).files_root.endswith(os.sep)
+        True
+        """
+        return self._root_prefix
+
+    def value_file(self, key: str) -> str:
+        """The file ``key``'s value is (or would be) in, for a reader that opens files
+        itself (the native engine; see :class:`~zarrkit.storage.base.LocatesFiles`):
+        StoreEscapeError if a directory on the way leads outside the store.
+
+        >>> import os, tempfile
+        >>> s = DirectoryStore(tempfile.mkdtemp())
+        >>> s.value_file("c/0/1") == os.path.join(s.root, "c", "0", "1")
+        True
+        """
+        file = self._file(key)
+        directory = file.rpartition(os.sep)[0]
+        if directory not in self._inside:
+            validate_key(key)
+            self._check_directory(directory, key)
+        return file
+
     # --- writing -------------------------------------------------------------------------
     def _temp_name(self) -> str:
         return f"{TEMP_PREFIX}{_HOST}-{os.getpid()}-{_SALT}-{next(_COUNTER)}"

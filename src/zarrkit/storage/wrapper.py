@@ -25,6 +25,10 @@ from zarrkit.storage.base import Buffer, Store
 
 T_Store = TypeVar("T_Store", bound=Store)
 
+_NOT_FORWARDED = frozenset({"_store", "value_file"})
+"""Names a wrapper never takes from the store it wraps: its own state, and the file
+behind a value (a reader given the file would bypass the wrapper's reads)."""
+
 
 class WrapperStore(Store, Generic[T_Store]):
     """A store that forwards every operation to the store it wraps (``_store``).
@@ -63,7 +67,7 @@ class WrapperStore(Store, Generic[T_Store]):
         # Only reached for names this class lacks: the wrapped store's own extras. Names
         # of private state are not forwarded, so that copying or unpickling a wrapper
         # (when ``_store`` is not set yet) cannot recurse.
-        if name.startswith("__") or name == "_store":
+        if name.startswith("__") or name in _NOT_FORWARDED:
             raise AttributeError(name)
         return getattr(self._store, name)
 

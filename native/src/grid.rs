@@ -1,0 +1,185 @@
+//! Reads of a regular box of chunks from files: the caller gives, per dimension, the
+//! chunks a selection touches and what it takes of each; the engine forms every chunk (or
+//! shard) of their product, names its file, and reads it as `decode_into` (or
+//! `decode_shards_into`) would. Python then plans per dimension, not per chunk.
+
+use std::fmt::Write;
+
+use crate::chain::{Chain, Kind};
+use crate::engine::{self, InnerTask, Outcome, ShardTask, Source, Task, TaskError};
+use crate::strided::{Dim, OutArray};
+
+/// One chunk along one dimension: its index in the grid (of inner chunks, for a sharded
+/// chain) and the selections of it and of the output.
+#[derive(Debug, Clone, Copy)]
+pub struct Piece {
+    pub index: usize,
+    pub chunk_sel: Dim,
+    pub out_sel: Dim,
+}
+
+/// Where the chunk files are: `root` + `key_prefix` + the coordinates joined by
+/// `separator` (a key is `key_prefix` + coordinates, as the store names it).
+pub struct Files {
+    pub root: String,
+    pub key_prefix: String,
+    pub separator: String,
+}
+
+impl Files {
+    fn key(&self, coords: &[usize]) -> String {
+        let mut key = String::with_capacity(self.key_prefix.len() + 8 * coords.len());
+        key.push_str(&self.key_prefix);
+        for (k, c) in coords.iter().enumerate() {
+            if k > 0 {
+                key.push_str(&self.separator);
+            }
+            let _ = write!(key, "{c}");
+        }
+        key
+    }
+
+    fn source(&self, key: &str) -> Source {
+        Source::File { path: format!("{}{key}", self.root), offset: 0, length: None }
+    }
+}
+
+/// What a grid read found: how many chunks (or shards) were missing, and the coordinates
+/// of those whose files are symbolic links, left for the caller to read.
+pub struct GridResult {
+    pub missing: usize,
+    pub deferred: Vec<Vec<usize>>,
+}
+
+fn count(mut lengths: impl Iterator<Item = usize>) -> Result<usize, TaskError> {
+    lengths
+        .try_fold(1usize, |a, n| a.checked_mul(n))
+        .ok_or_else(|| TaskError::Value("too many chunks".into()))
+}
+
+/// The `i`-th combination (C order) of one item from each list of `lengths`.
+fn unravel(mut i: usize, lengths: &[usize], digits: &mut [usize]) {
+    for d in (0..lengths.len()).rev() {
+        digits[d] = i % lengths[d];
+        i /= lengths[d];
+    }
+}
+
+pub fn decode_grid_into(
+    chain: &Chain,
+    out: &OutArray,
+    dims: &[Vec<Piece>],
+    files: &Files,
+    threads: usize,
+) -> Result<GridResult, TaskError> {
+    if dims.len() != chain.chunk_shape.len() {
+        return Err(TaskError::Value(format!(
+            "{} dimensions of pieces for a chain of {}",
+            dims.len(),
+            chain.chunk_shape.len()
+        )));
+    }
+    match &chain.kind {
+        Kind::Plain(_) => plain(chain, out, dims, files, threads),
+        Kind::Sharded(sh) => sharded(chain, out, dims, files, &sh.chunks_per_shard, threads),
+    }
+}
+
+fn plain(
+    chain: &Chain,
+    out: &OutArray,
+    dims: &[Vec<Piece>],
+    files: &Files,
+    threads: usize,
+) -> Result<GridResult, TaskError> {
+    let lengths: Vec<usize> = dims.iter().map(Vec::len).collect();
+    let n = count(lengths.iter().copied())?;
+    let mut tasks = Vec::with_capacity(n);
+    let mut coords_of = Vec::with_capacity(n);
+    let mut digits = vec![0; dims.len()];
+    for i in 0..n {
+        unravel(i, &lengths, &mut digits);
+        let pieces: Vec<&Piece> = digits.iter().zip(dims).map(|(&j, d)| &d[j]).collect();
+        let coords: Vec<usize> = pieces.iter().map(|p| p.index).collect();
+        let key = files.key(&coords);
+        tasks.push(Task {
+            source: files.source(&key),
+            key,
+            chunk_sel: pieces.iter().map(|p| p.chunk_sel).collect(),
+            out_sel: pieces.iter().map(|p| p.out_sel).collect(),
+        });
+        coords_of.push(coords);
+    }
+    let outcomes = engine::decode_into(chain, out, &tasks, threads)?;
+    Ok(summarize(&outcomes, coords_of))
+}
+
+fn sharded(
+    chain: &Chain,
+    out: &OutArray,
+    dims: &[Vec<Piece>],
+    files: &Files,
+    per_shard: &[usize],
+    threads: usize,
+) -> Result<GridResult, TaskError> {
+    // Per dimension: (shard index, range of its pieces); pieces come in ascending order.
+    let mut groups: Vec<Vec<(usize, std::ops::Range<usize>)>> = Vec::with_capacity(dims.len());
+    for (d, pieces) in dims.iter().enumerate() {
+        let n = per_shard[d];
+        let mut g: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+        for (j, p) in pieces.iter().enumerate() {
+            let s = p.index / n;
+            match g.last_mut() {
+                Some((last, range)) if *last == s => range.end = j + 1,
+                Some((last, _)) if *last > s => {
+                    return Err(TaskError::Value("pieces must come in ascending order".into()))
+                }
+                _ => g.push((s, j..j + 1)),
+            }
+        }
+        groups.push(g);
+    }
+    let lengths: Vec<usize> = groups.iter().map(Vec::len).collect();
+    let n = count(lengths.iter().copied())?;
+    let mut tasks = Vec::with_capacity(n);
+    let mut coords_of = Vec::with_capacity(n);
+    let mut digits = vec![0; dims.len()];
+    for i in 0..n {
+        unravel(i, &lengths, &mut digits);
+        let chosen: Vec<&(usize, std::ops::Range<usize>)> =
+            digits.iter().zip(&groups).map(|(&j, g)| &g[j]).collect();
+        let coords: Vec<usize> = chosen.iter().map(|(s, _)| *s).collect();
+        let inner_lengths: Vec<usize> = chosen.iter().map(|(_, r)| r.len()).collect();
+        let m = count(inner_lengths.iter().copied())?;
+        let mut inner = Vec::with_capacity(m);
+        let mut inner_digits = vec![0; dims.len()];
+        for k in 0..m {
+            unravel(k, &inner_lengths, &mut inner_digits);
+            let pieces: Vec<&Piece> = (0..dims.len())
+                .map(|d| &dims[d][chosen[d].1.start + inner_digits[d]])
+                .collect();
+            inner.push(InnerTask {
+                coords: pieces.iter().zip(per_shard).map(|(p, &c)| p.index % c).collect(),
+                chunk_sel: pieces.iter().map(|p| p.chunk_sel).collect(),
+                out_sel: pieces.iter().map(|p| p.out_sel).collect(),
+            });
+        }
+        let key = files.key(&coords);
+        tasks.push(ShardTask { source: files.source(&key), key, inner });
+        coords_of.push(coords);
+    }
+    let outcomes = engine::decode_shards_into(chain, out, &tasks, threads)?;
+    Ok(summarize(&outcomes, coords_of))
+}
+
+fn summarize(outcomes: &[Outcome], coords_of: Vec<Vec<usize>>) -> GridResult {
+    let mut result = GridResult { missing: 0, deferred: Vec::new() };
+    for (o, coords) in outcomes.iter().zip(coords_of) {
+        match o {
+            Outcome::Missing => result.missing += 1,
+            Outcome::Deferred => result.deferred.push(coords),
+            Outcome::Read => {}
+        }
+    }
+    result
+}
