@@ -99,6 +99,7 @@ class Sizes:
     s5: tuple[int, ...] = field(init=False)
     s6: tuple[int, ...] = field(init=False)
     s8: tuple[int, ...] = field(init=False)
+    s11: tuple[int, ...] = field(init=False)
     s12_shards: tuple[int, ...] = field(init=False)
     n_reads: int = field(init=False)
     n_arrays: int = field(init=False)
@@ -113,6 +114,9 @@ class Sizes:
         set_(self, "s5", (1024, 1024) if quick else (4096, 4096))
         set_(self, "s6", (64, 256, 256) if quick else (256, 512, 512))
         set_(self, "s8", (64, 256, 512) if quick else (256, 512, 1024))
+        # S11: 512 MiB (quick 32 MiB, /16 as (4, 2, 2) like big); every axis a multiple of
+        # its 64^3 shards, so both modes write whole shards only.
+        set_(self, "s11", (128, 256, 512) if quick else (512, 512, 1024))
         # S12 reads S8's shape (256 MiB, quick 16 MiB); quick shards are smaller than S7's
         # so that its partial read still spans 4 shards (a 1x2x4 shard grid either way).
         set_(self, "s12_shards", (64, 128, 128) if quick else (256, 256, 256))
@@ -138,6 +142,7 @@ def dataset_specs(sizes: Sizes) -> dict[str, ArraySpec]:
         "s6": ArraySpec(sizes.s6, (32, 32, 32), "blosc-lz4"),
         "s7": ArraySpec(big, (32, 32, 32), "blosc-zstd",
                         shards=clip_shards((256, 256, 256), big)),
+        "s11": _s11_spec(sizes),
         # S12, read over HTTP: S2's chunks and S7's inner chunks on S8's 256 MiB shape.
         "s12": ArraySpec(sizes.s8, (128, 128, 128), "blosc-zstd"),
         "s12s": ArraySpec(sizes.s8, (32, 32, 32), "blosc-zstd", shards=sizes.s12_shards),
@@ -153,24 +158,35 @@ def write_specs(sizes: Sizes) -> dict[str, ArraySpec]:
         "S5": ArraySpec(sizes.s5, (64, 64), "zstd"),
         "S8": ArraySpec(sizes.s8, (32, 32, 32), "blosc-zstd",
                         shards=clip_shards((256, 256, 256), sizes.s8)),
+        # S11 writes the layout its read-all reads.
+        "S11": _s11_spec(sizes),
     }
+
+
+def _s11_spec(sizes: Sizes) -> ArraySpec:
+    """S11's layout: 64^3 shards of 16^3 inner chunks (8 KiB of uint16), 4096 inner chunks a
+    shard, with S7's codecs (blosc zstd 3 shuffle, crc32c index)."""
+    return ArraySpec(sizes.s11, (16, 16, 16), "blosc-zstd",
+                     shards=clip_shards((64, 64, 64), sizes.s11))
 
 
 S10_SHAPE = (60632, 4, 1, 10)
 S10_CHUNKS = (15158, 1, 1, 5)
 """zarr-python 3.1's automatic chunks for S10's shape and dtype, used by every library."""
 
-SOURCE_SALTS = {"big": 1, "s5": 5, "s6": 6, "s8": 8}
-"""Raw sources and the salt of their random draws: S1–S4 and S7 share ``big``."""
+SOURCE_SALTS = {"big": 1, "s5": 5, "s6": 6, "s8": 8, "s11": 11}
+"""Raw sources and the salt of their random draws: S1–S4 and S7 share ``big``; S11's shape
+matches no other source, so it has its own."""
 
 DATASET_SOURCES = {"s2": "big", "s3": "big", "s4": "big", "s5": "s5", "s6": "s6", "s7": "big",
-                   "s12": "s8", "s12s": "s8"}
+                   "s11": "s11", "s12": "s8", "s12s": "s8"}
 """The source each read dataset is written from."""
 
 
 def source_shape(sizes: Sizes, source: str) -> tuple[int, ...]:
     """Shape of the raw source data named ``source``."""
-    return {"big": sizes.big, "s5": sizes.s5, "s6": sizes.s6, "s8": sizes.s8}[source]
+    return {"big": sizes.big, "s5": sizes.s5, "s6": sizes.s6, "s8": sizes.s8,
+            "s11": sizes.s11}[source]
 
 
 def source_path(root: Path, source: str) -> Path:

@@ -48,6 +48,11 @@ class Adapter:
         """S12: import the modules of the library's HTTP client, which it imports on first
         use: imports stay outside the timed region, as in every case."""
 
+    def engine(self, array: Any) -> str | None:
+        """zarrkit: which engine (``native`` or ``python``) does the array's chunks; None
+        for the peers, which have one."""
+        return None
+
     def write_all(self, array: Any, data: np.ndarray[Any, Any]) -> None:
         """Write ``data`` over the whole array."""
         array[...] = data
@@ -144,6 +149,11 @@ class ZarrkitAdapter(Adapter):
         import urllib3  # noqa: F401
 
         import zarrkit.storage.http  # noqa: F401
+
+    def engine(self, array: Any) -> str | None:
+        # The default ("auto") uses the native engine for the codec chains it covers only;
+        # the report shows what each row really ran on.
+        return str(array.engine)
 
     def open_mapped(self, path: str, spec: ArraySpec) -> Any:
         """The array opened so that uncompressed chunks are memory-mapped."""

@@ -84,6 +84,10 @@ METRICS: tuple[Metric, ...] = (
        "≤ 50 µs, ≥ 10x zarr-python"),
     _m("S10", "S10", "vindex", "`a.vindex[5 points]`", "µs/call", False,
        "≤ 50 µs, ≥ 10x zarr-python"),
+    _m("S11", "S11", "read-all", "sharded read-all, 16^3 inner chunks (8 KiB) in 64^3 shards",
+       "GB/s", True, "≥ 1.2x tensorstore"),
+    _m("S11", "S11", "write", "sharded write, whole 64^3 shards of 16^3 inner chunks", "GB/s",
+       True, "≥ 1.2x tensorstore"),
     _m("S12", "S12", "read-all", "HTTP read-all, 128^3 chunks, blosc zstd 3", "GB/s", True,
        "≥ fastest peer"),
     _m("S12", "S12", "sharded read-all", "HTTP read-all, sharded (32^3 inner chunks)", "GB/s",
@@ -102,6 +106,29 @@ METRICS: tuple[Metric, ...] = (
 )
 
 
+METRIC_BY_ROW = {metric.row_id: metric for metric in METRICS}
+
+SCALING_ROWS = ("S1:write", "S2:read-all", "S3w:write v2", "S3r:read-all v2", "S4:read-all",
+                "S5:write", "S5:read-all", "S7:read-all", "S8:write", "S11:read-all",
+                "S11:write")
+"""Case T: the whole-array read and write rows, timed again with zarrkit on one thread."""
+
+SCALING_MIN = 0.97
+"""T's target, 2 threads never slower than 1, met at a 2-thread / 1-thread ratio of at least
+this: repeats of one case on this shared VM spread by a few percent, so a ratio just under
+1 is noise, not a slowdown."""
+
+PER_CHUNK_ROWS = ("S1:write", "S2:read-all", "S5:write", "S5:read-all", "S7:read-all",
+                  "S8:write", "S11:read-all", "S11:write")
+"""The chunked read and write rows of the per-chunk CPU table: zarrkit's Python engine is
+timed on them too (one thread)."""
+
+ONE_THREAD = "1 thread"
+PYTHON_ENGINE = "python engine"
+"""The zarrkit variants timed besides the main runs (``ZARRKIT_THREADS=1``, and that with
+``ZARRKIT_ENGINE=python``), keys of :attr:`Context.variants`."""
+
+
 @dataclass
 class Samples:
     """The repeats of one (metric, library): values and per-run resources."""
@@ -110,6 +137,8 @@ class Samples:
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     rss_kib: list[int] = field(default_factory=list)
+    # zarrkit: the engine (native or python) each run's array used.
+    engines: list[str] = field(default_factory=list)
     error: str | None = None
     wrong: str | None = None
 
@@ -186,6 +215,10 @@ class Context:
     s8_bytes: int
     # S12: the least requests of each partial read, by row id.
     minimum_requests: dict[str, int] = field(default_factory=dict)
+    # T and the per-chunk table: zarrkit's extra runs, variant -> results like ``results``.
+    variants: dict[str, Results] = field(default_factory=dict)
+    # Per-chunk table: (chunks, whether they are inner chunks of shards) by row id.
+    chunk_counts: dict[str, tuple[int, bool]] = field(default_factory=dict)
 
 
 def _median_of(ctx: Context, row_id: str, lib: str) -> float | None:
@@ -254,6 +287,8 @@ def check_target(metric: Metric, ctx: Context) -> tuple[str, str]:
     elif metric.case == "S10":
         checks.append((zk <= 50.0, f"{zk:.0f} µs"))
         vs_lib("zarr", 10.0)
+    elif metric.case == "S11":
+        vs_lib("tensorstore", 1.2)
     elif metric.case == "S12" and metric.unit == "requests":
         minimum = ctx.minimum_requests.get(row)
         if minimum is not None:
@@ -322,6 +357,143 @@ def results_table(ctx: Context, libs: Sequence[str], fused_note: str) -> list[st
         met, detail = check_target(metric, ctx)
         cells += [metric.target, f"{met} ({detail})" if detail else met]
         lines.append("| " + " | ".join(cells) + " |")
+    summary = scaling_summary(ctx)
+    if summary is not None:
+        value, met, detail = summary
+        cells = ["T", f"thread scaling (zarrkit): worst 2-thread / 1-thread ratio of "
+                 f"{len(_scaling_rows(ctx))} read and write rows (see 'Thread scaling')",
+                 "ratio"]
+        cells += [value if lib == "zarrkit" else "—" for lib in columns]
+        cells += ["—", SCALING_TARGET, f"{met} ({detail})"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+SCALING_TARGET = "2 threads never slower than 1"
+
+
+def _row_name(row: str) -> str:
+    """A short name of a row for inline text: case and metric key, e.g. ``S11 write``."""
+    metric = METRIC_BY_ROW[row]
+    return f"{metric.case} {metric.key}"
+
+
+def _scaling_rows(ctx: Context) -> list[str]:
+    """The T rows that have a one-thread run."""
+    return [row for row in SCALING_ROWS if row in ctx.variants.get(ONE_THREAD, {})]
+
+
+def _measured(samples: Samples | None) -> Samples | None:
+    """The samples if they hold values, else None."""
+    return samples if samples is not None and samples.values else None
+
+
+def scaling_ratio(ctx: Context, row: str) -> float | None:
+    """zarrkit's 2-thread speed over its 1-thread speed on a T row (> 1: two threads are
+    faster); None when either run is missing or read back wrong."""
+    two = _measured(ctx.results.get(row, {}).get("zarrkit"))
+    one = _measured(ctx.variants.get(ONE_THREAD, {}).get(row, {}).get("zarrkit"))
+    if two is None or one is None or two.wrong or one.wrong:
+        return None
+    return ratio(METRIC_BY_ROW[row], two.median, one.median)
+
+
+def scaling_summary(ctx: Context) -> tuple[str, str, str] | None:
+    """T's row of the results table: (worst ratio and its row, met, detail), or None when
+    T did not run."""
+    rows = _scaling_rows(ctx)
+    if not rows:
+        return None
+    ratios = {row: scaling_ratio(ctx, row) for row in rows}
+    measured = {row: r for row, r in ratios.items() if r is not None}
+    missing = [_row_name(row) for row, r in ratios.items() if r is None]
+    if not measured:
+        return "—", "n/a", "no row has both runs"
+    worst = min(measured, key=lambda row: measured[row])
+    slower = [_row_name(row) for row, r in measured.items() if r < SCALING_MIN]
+    value = f"{measured[worst]:.2f}x ({_row_name(worst)})"
+    detail = (f"{len(measured) - len(slower)} of {len(measured)} rows ≥ {SCALING_MIN:g}x, "
+              f"the noise margin")
+    if slower:
+        detail += f"; slower on 2 threads: {', '.join(slower)}"
+    if missing:
+        detail += f"; without both runs (missing or wrong values): {', '.join(missing)}"
+    met = "no" if slower else ("n/a" if missing else "yes")
+    return value, met, detail
+
+
+def scaling_table(ctx: Context) -> list[str]:
+    """T: zarrkit's 1-thread and 2-thread medians of each whole-array read and write row."""
+    head = ["case", "metric", "unit", "1 thread", "2 threads (main run)",
+            "2 threads: CPU / wall", "2t / 1t", f"met (≥ {SCALING_MIN:g})"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in _scaling_rows(ctx):
+        metric = METRIC_BY_ROW[row]
+        one = ctx.variants[ONE_THREAD][row].get("zarrkit")
+        two = ctx.results.get(row, {}).get("zarrkit")
+        r = scaling_ratio(ctx, row)
+        if (one is not None and one.wrong) or (two is not None and two.wrong):
+            met = "no (wrong values)"
+        elif r is None:
+            met = "n/a"
+        else:
+            met = "yes" if r >= SCALING_MIN else "no"
+        cores = "—"
+        if two is not None and two.walls:
+            # Near 2: both cores worked; near 1: the second core was busy elsewhere.
+            cores = f"{statistics.median(two.cpus) / statistics.median(two.walls):.2f}"
+        lines.append(f"| {metric.case} | {label(metric, ctx)} | {metric.unit} | "
+                     f"{cell(one, False)} | {cell(two, False)} | {cores} | "
+                     f"{'—' if r is None else f'{r:.2f}x'} | {met} |")
+    return lines
+
+
+def cpu_per_chunk(samples: Samples | None, chunks: int) -> float | None:
+    """Median CPU µs per chunk of a row's timed regions, None without (right) values."""
+    if samples is None or not samples.cpus or samples.wrong or chunks <= 0:
+        return None
+    return statistics.median(samples.cpus) / chunks * 1e6
+
+
+def _engines(samples: Samples | None) -> str:
+    """The engine(s) zarrkit's runs of a row used, e.g. ``native``."""
+    return "/".join(sorted(set(samples.engines))) if samples is not None else ""
+
+
+def per_chunk_table(ctx: Context) -> list[str]:
+    """CPU µs per (inner) chunk of zarrkit's two engines on one thread, beside zarrkit's and
+    tensorstore's 2-thread runs; the default engine's cells say which engine it picked."""
+    head = ["case", "metric", "chunks", "zarrkit default engine (auto), 1 thread",
+            "zarrkit Python engine, 1 thread", "Python / default",
+            "zarrkit default, 2 threads", "tensorstore, 2 threads"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    python_runs = ctx.variants.get(PYTHON_ENGINE, {})
+    for row in PER_CHUNK_ROWS:
+        if row not in python_runs or row not in ctx.chunk_counts:
+            continue
+        metric = METRIC_BY_ROW[row]
+        chunks, inner = ctx.chunk_counts[row]
+        sources = (ctx.variants.get(ONE_THREAD, {}).get(row, {}).get("zarrkit"),
+                   python_runs[row].get("zarrkit"),
+                   ctx.results.get(row, {}).get("zarrkit"),
+                   ctx.results.get(row, {}).get("tensorstore"))
+        costs = [cpu_per_chunk(samples, chunks) for samples in sources]
+        cells = []
+        for index, (cost, samples) in enumerate(zip(costs, sources, strict=True)):
+            if cost is None:
+                cells.append("wrong values" if samples is not None and samples.wrong else "—")
+                continue
+            text = fmt(cost)
+            engines = _engines(samples)
+            # zarrkit's cells name the engine its arrays reported (``array.engine``); the
+            # Python column must say python, or ZARRKIT_ENGINE was not honoured.
+            if index != 3 and engines and (index != 1 or engines != "python"):
+                text += f" · {engines}"
+            cells.append(text)
+        default, python = costs[0], costs[1]
+        cells.insert(2, f"{python / default:.2f}x" if default and python else "—")
+        lines.append(f"| {metric.case} | {label(metric, ctx)} | "
+                     f"{chunks}{' inner' if inner else ''} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -365,6 +537,10 @@ def ratio_text_table(ctx: Context) -> str:
             f"{number(peer)} {LIB_LABELS.get(peer_lib or '', '')}".strip(),
             f"{r:.2f}x" if r is not None else "—", met,
         ))
+    summary = scaling_summary(ctx)
+    if summary is not None:
+        value, met, _ = summary
+        rows.append(("T", "worst 2-thread / 1-thread [ratio]", value, "—", "—", met))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(text.ljust(w) for text, w in zip(row, widths, strict=True))
                      for row in rows)

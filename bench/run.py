@@ -1,9 +1,10 @@
-"""Run zarrkit's benchmark suite (cases S1–S10, S12 and S13 of BENCHMARKS.md) against its peers.
+"""Run zarrkit's benchmark suite (cases S1–S13 and T of BENCHMARKS.md) against its peers.
 
     .venv/bin/python bench/run.py --out docs/benchmarks.md   # full mode (what `make bench` runs)
     .venv/bin/python bench/run.py --quick               # sizes / 16, prints the ratio table
     .venv/bin/python bench/run.py --cases S1,S5 --repeat 3 --out /tmp/b.md
     .venv/bin/python bench/run.py --cases S13             # one case, full size, printed
+    .venv/bin/python bench/run.py --quick --cases T       # T and the cases it re-times
 
 Protocol: each (case, library) measurement runs in a fresh child process (``worker.py``),
 libraries interleaved and their order rotated between repeats; the report gives the median
@@ -12,7 +13,9 @@ and checked with every library before any timing; every timed read is checksumme
 the source data too, and zarrkit's writes are read back with tensorstore. S13 compares
 zarrkit's object model with pydantic-zarr's (``CASE_LIBS``) instead of the Zarr peers.
 S12 reads over HTTP from a server the run starts in a process of its own on 127.0.0.1
-(``http_server.py``), which counts the requests.
+(``http_server.py``), which counts the requests. T (thread scaling) runs zarrkit again on the
+read and write cases with one thread, and with one thread on its Python engine (for the
+per-chunk CPU table), interleaved with the main runs of the same cases.
 """
 
 from __future__ import annotations
@@ -56,30 +59,55 @@ from common import (
 )
 from report import (
     METRICS,
+    ONE_THREAD,
+    PER_CHUNK_ROWS,
+    PYTHON_ENGINE,
+    SCALING_MIN,
+    SCALING_ROWS,
+    SCALING_TARGET,
     Context,
+    Results,
     Samples,
     limits_table,
+    per_chunk_table,
     ratio_text_table,
     resources_table,
     results_table,
+    scaling_table,
 )
 
 BENCH_DIR = Path(__file__).resolve().parent
 WORKER = BENCH_DIR / "worker.py"
 
 TASKS = ("S1", "S2", "S3w", "S3r", "S4", "S5", "S6", "S7", "S8", "S9v2", "S9v3", "S10",
-         "S12", "S13v2", "S13v3")
+         "S11", "S12", "S13v2", "S13v3")
 """Child tasks in run order; a task belongs to the case its name starts with."""
 
 TASK_SOURCES = {"S1": "big", "S2": "big", "S3w": "big", "S3r": "big", "S4": "big",
-                "S5": "s5", "S6": "s6", "S7": "big", "S8": "s8", "S12": "s8"}
+                "S5": "s5", "S6": "s6", "S7": "big", "S8": "s8", "S11": "s11", "S12": "s8"}
 TASK_DATASETS = {"S2": ("s2",), "S3r": ("s3",), "S4": ("s4",), "S5": ("s5",), "S6": ("s6",),
-                 "S7": ("s7",), "S12": ("s12", "s12s")}
+                 "S7": ("s7",), "S11": ("s11",), "S12": ("s12", "s12s")}
 """The prepared datasets each read task reads."""
-WRITE_TASKS = {"S1": "big", "S3w": "big", "S5": "s5", "S8": "s8"}
+WRITE_TASKS = {"S1": "big", "S3w": "big", "S5": "s5", "S8": "s8", "S11": "s11"}
 REFERENCE_WRITER = "tensorstore"
 """Writes the read datasets: the reference implementation, so zarrkit's reads are checked
 against bytes it did not produce."""
+
+VARIANT_ENV = {
+    ONE_THREAD: {"ZARRKIT_THREADS": "1"},
+    PYTHON_ENGINE: {"ZARRKIT_THREADS": "1", "ZARRKIT_ENGINE": "python"},
+}
+"""T's extra zarrkit runs: environment over :func:`common.child_env` (its 2 threads are the
+main runs' numbers, reused)."""
+VARIANT_ROWS = {ONE_THREAD: SCALING_ROWS, PYTHON_ENGINE: PER_CHUNK_ROWS}
+"""The rows each variant is reported on; it runs the tasks of those rows."""
+VARIANT_REPEAT = 3
+"""Repeats of each variant (fewer than the main runs' 5, to bound the run time; the
+report's ratios compare medians)."""
+REPEAT_CAPS: dict[tuple[str, str], int] = {}
+"""(task, library) -> at most this many repeats, for a library too slow on a case to time
+it 5 times in the run's budget (the report says so). Empty: zarr-python's S11 child, the
+slowest, takes about 30 s in full mode (65,536 inner chunks each way)."""
 
 
 def log(message: str) -> None:
@@ -161,8 +189,17 @@ class Suite:
         base = os.environ.get("TMPDIR") or "/tmp"
         self.root = Path(tempfile.mkdtemp(prefix="zarrkit-bench-", dir=base))
         self.timeout = args.timeout or (240.0 if args.quick else 900.0)
-        self.tasks = [t for t in TASKS if case_of(t) in args.cases]
-        self.results: dict[str, dict[str, Samples]] = {}
+        cases = set(args.cases)
+        # T re-times the read and write cases: it needs their main (2-thread) runs.
+        self.variant_tasks: dict[str, list[str]] = {}
+        if "T" in cases:
+            for variant, rows in VARIANT_ROWS.items():
+                for task in dict.fromkeys(row.split(":", 1)[0] for row in rows):
+                    self.variant_tasks.setdefault(task, []).append(variant)
+            cases |= {case_of(task) for task in self.variant_tasks}
+        self.tasks = [t for t in TASKS if case_of(t) in cases]
+        self.results: Results = {}
+        self.variants: dict[str, Results] = {variant: {} for variant in VARIANT_ENV}
         self.notes: list[str] = []
         self.verification: list[str] = []
         self.source_crc: dict[str, int] = {}
@@ -274,28 +311,34 @@ class Suite:
         log(f"limits: {time.perf_counter() - t0:.1f} s")
 
     # --- measurements ----------------------------------------------------------------------
-    def samples(self, task: str, key: str, lib: str) -> Samples:
-        """The samples of one row and library, created on first use."""
-        return self.results.setdefault(f"{task}:{key}", {}).setdefault(lib, Samples())
+    def samples(self, task: str, key: str, lib: str, variant: str | None = None) -> Samples:
+        """The samples of one row and library (of a T variant's results, given one),
+        created on first use."""
+        results = self.results if variant is None else self.variants[variant]
+        return results.setdefault(f"{task}:{key}", {}).setdefault(lib, Samples())
 
-    def record(self, task: str, lib: str, child: Child, expected: dict[str, int]) -> None:
-        """Fold one child's result into the samples."""
+    def record(self, task: str, lib: str, child: Child, expected: dict[str, int],
+               variant: str | None = None) -> None:
+        """Fold one child's result into the samples (of ``variant``'s results)."""
         keys = [m.key for m in METRICS if m.task == task]
         if not child.ok:
             for key in keys:
-                self.samples(task, key, lib).error = child.error
+                self.samples(task, key, lib, variant).error = child.error
             return
         result = child.result
         for key, values in result["metrics"].items():
-            samples = self.samples(task, key, lib)
+            samples = self.samples(task, key, lib, variant)
             samples.values.append(values["value"])
             samples.walls.append(values["wall"])
             samples.cpus.append(values["cpu"])
             samples.rss_kib.append(child.maxrss_kib)
+            engine = result.get("engines", {}).get(key)
+            if engine is not None:
+                samples.engines.append(engine)
             got = result["checks"].get(key)
             if key in expected and got is not None and got != expected[key]:
                 samples.wrong = "checksum differs from the source data"
-        if task == "S8":
+        if task == "S8" and variant is None:
             samples = self.samples(task, "rss", lib)
             samples.values.append((child.maxrss_kib - result["rss_baseline_kib"]) / 1024)
 
@@ -339,8 +382,10 @@ class Suite:
                     f"{', '.join(only_a) or 'none'}; only {LIB_LABELS[lib_b]}: "
                     f"{', '.join(only_b) or 'none'}.")
 
-    def verify_write(self, task: str, lib: str, out: Path) -> None:
-        """Read a write case's output back with tensorstore (or zarr-python for S9)."""
+    def verify_write(self, task: str, lib: str, out: Path, variant: str | None = None
+                     ) -> None:
+        """Read a write case's output back with tensorstore (or zarr-python for S9); a
+        failure marks the write rows (of ``variant``'s results) wrong."""
         if task.startswith("S13"):
             self.verify_model_write(task, lib, out)
             return
@@ -361,12 +406,15 @@ class Suite:
         if not ok:
             reader = "zarr-python" if task.startswith("S9") else REFERENCE_WRITER
             problem = child.error or "different values"
+            # Only the write rows: S5's and S11's read-alls read the prepared dataset, not
+            # this output, and are checked on their own.
             for key in ("create",) if task.startswith("S9") else (
-                    m.key for m in METRICS if m.task == task and m.key != "rss"):
-                self.samples(task, key, lib).wrong = f"{reader} reads back: {problem}"
-            self.notes.append(f"{task}: {LIB_LABELS[lib]}'s output, read back with {reader}: "
-                              f"{problem}.")
-        log(f"  {task} {lib} output read back: {'ok' if ok else 'FAILED'}")
+                    m.key for m in METRICS if m.task == task and m.key.startswith("write")):
+                self.samples(task, key, lib, variant).wrong = f"{reader} reads back: {problem}"
+            self.notes.append(f"{task}: {_run_label(lib, variant)}'s output, read back with "
+                              f"{reader}: {problem}.")
+        log(f"  {task} {_run_label(lib, variant)} output read back: "
+            f"{'ok' if ok else 'FAILED'}")
 
     @contextlib.contextmanager
     def server(self, task: str) -> Iterator[dict[str, Any]]:
@@ -387,46 +435,66 @@ class Suite:
                 self.measure_task(task, fields)
         self.compare_written_files()
 
+    def runs(self, task: str, repeat: int) -> list[tuple[str, str | None]]:
+        """The (library, T variant or None) runs of one repeat of a task, in report order:
+        each library's main run while it has repeats left, then T's zarrkit variants in
+        their first :data:`VARIANT_REPEAT` repeats (interleaved with the main runs, so a
+        2-thread / 1-thread ratio compares runs made at the same time)."""
+        runs: list[tuple[str, str | None]] = [
+            (lib, None) for lib in self.task_libs(task)
+            if repeat < min(self.args.repeat, REPEAT_CAPS.get((task, lib), self.args.repeat))]
+        if repeat < min(self.args.repeat, VARIANT_REPEAT):
+            runs += [("zarrkit", variant) for variant in self.variant_tasks.get(task, ())]
+        return runs
+
     def measure_task(self, task: str, fields: dict[str, Any]) -> None:
-        """One task, repeated, with the libraries interleaved and rotated."""
+        """One task, repeated, with the libraries (and T's variants) interleaved and
+        rotated."""
         out_root = self.root / "out"
         expected = self.expected.get(task, {})
         datasets = TASK_DATASETS.get(task, ())
-        failed: set[str] = set()
-        libs = self.task_libs(task)
+        failed: set[tuple[str, str | None]] = set()
         for repeat in range(self.args.repeat):
-            shift = repeat % len(libs)
-            for lib in libs[shift:] + libs[:shift]:
-                if lib in failed:
+            runs = self.runs(task, repeat)
+            shift = repeat % max(len(runs), 1)
+            for lib, variant in runs[shift:] + runs[:shift]:
+                if (lib, variant) in failed:
                     continue
                 bad = [d for d in datasets if lib in self.bad_datasets.get(d, set())]
                 if bad:
                     # It could not read the dataset right: its timing means nothing.
-                    failed.add(lib)
+                    failed.add((lib, variant))
                     for metric in METRICS:
                         if metric.task == task:
-                            self.samples(task, metric.key, lib).error = (
+                            self.samples(task, metric.key, lib, variant).error = (
                                 f"not timed: could not read dataset {', '.join(bad)} back")
                     continue
-                out = out_root / f"{task}-{lib}-{repeat}"
+                name = _run_label(lib, variant)
+                out = out_root / f"{task}-{lib}-{variant or 'main'}-{repeat}".replace(" ", "_")
+                env = child_env()
+                env.update(VARIANT_ENV.get(variant or "", {}))
                 # Flush earlier writes now, so their writeback does not land in this
                 # child's timed region; the page cache stays warm.
                 os.sync()
                 child = run_child(self.base_task(task="measure", case=task, lib=lib,
-                                                 out=str(out), **fields), self.timeout)
-                self.record(task, lib, child, expected)
+                                                 out=str(out),
+                                                 threads=int(env["ZARRKIT_THREADS"]),
+                                                 **fields),
+                                  self.timeout, env=env)
+                self.record(task, lib, child, expected, variant)
                 summary = ", ".join(f"{k}={v['value']:.4g}" for k, v in
                                     child.result.get("metrics", {}).items())
-                log(f"{task} {lib} #{repeat}: {summary or child.error} "
+                log(f"{task} {name} #{repeat}: {summary or child.error} "
                     f"({child.wall:.1f} s, rss {child.maxrss_kib / 1024:.0f} MiB)")
                 if not child.ok:
-                    failed.add(lib)
-                    self.notes.append(f"{task}: {LIB_LABELS[lib]} failed: {child.error}")
+                    failed.add((lib, variant))
+                    self.notes.append(f"{task}: {name} failed: {child.error}")
                 elif repeat == 0 and (task.startswith("S13") or lib == "zarrkit" and (
                         task in WRITE_TASKS or task.startswith("S9"))):
                     # S13 checks both libraries' output: they must do the same work.
-                    self.verify_write(task, lib, out)
-                if child.ok and "http" in child.result:
+                    # T's variants write through other code paths: checked as well.
+                    self.verify_write(task, lib, out, variant)
+                if child.ok and "http" in child.result and variant is None:
                     self.http_served.setdefault(lib, []).append(child.result["http"])
                 shutil.rmtree(out, ignore_errors=True)
 
@@ -487,7 +555,7 @@ class Suite:
                 with self.server(task) as fields:
                     child = run_child(self.base_task(task="measure", case=task, lib="zarrkit",
                                                      out=str(out), profile=str(target),
-                                                     **fields),
+                                                     threads=threads, **fields),
                                       self.timeout, env=env)
                 shutil.rmtree(out, ignore_errors=True)
                 log(f"profile {task}, {threads} thread(s): "
@@ -499,6 +567,11 @@ class Suite:
             log(f"data kept in {self.root}")
         else:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _run_label(lib: str, variant: str | None) -> str:
+    """A library's label, with T's variant if any: ``zarrkit (1 thread)``."""
+    return LIB_LABELS[lib] + (f" ({variant})" if variant else "")
 
 
 def _describe(spec: ArraySpec) -> str:
@@ -538,7 +611,9 @@ def render(suite: Suite, command: str, elapsed: float) -> tuple[str, str]:
     s8_spec = write_specs(sizes)["S8"]
     shard_bytes = math.prod(s8_spec.shards or s8_spec.chunks) * 2
     ctx = Context(suite.results, suite.limits, sizes, shard_bytes, s8_spec.nbytes,
-                  {f"S12:{key}": least["minimum"] for key, least in suite.s12_minimum.items()})
+                  {f"S12:{key}": least["minimum"] for key, least in suite.s12_minimum.items()},
+                  {variant: results for variant, results in suite.variants.items() if results},
+                  chunk_counts(sizes))
     versions = suite.info.get("versions", {})
     zarr_version = versions.get("zarr", "?")
     fused_note = f"n/a (not in zarr {zarr_version})"
@@ -585,6 +660,7 @@ def render(suite: Suite, command: str, elapsed: float) -> tuple[str, str]:
         "",
         *results_table(ctx, suite.libs, fused_note),
         "",
+        *_variant_sections(suite, ctx),
         "## Physical limits (same run)",
         "",
         *limits_table(suite.limits, math.prod(sizes.big) * 2),
@@ -603,8 +679,8 @@ def render(suite: Suite, command: str, elapsed: float) -> tuple[str, str]:
         f"The read datasets were written once by {LIB_LABELS[REFERENCE_WRITER]} and read back "
         "whole by every library (crc32c against the source) before any timing; every timed "
         "read is checksummed against the source too, and zarrkit's writes (first repeat) are "
-        "read back by tensorstore (S9: zarr-python; S13: both libraries' to_store output, "
-        "by zarr-python).",
+        "read back by tensorstore (T's one-thread and Python-engine writes too; S9: "
+        "zarr-python; S13: both libraries' to_store output, by zarr-python).",
         "",
         "| dataset | layout | library | read back |",
         "|---|---|---|---|",
@@ -616,6 +692,63 @@ def render(suite: Suite, command: str, elapsed: float) -> tuple[str, str]:
         "",
     ]
     return "\n".join(lines), ratio_text_table(ctx)
+
+
+def chunk_counts(sizes: Sizes) -> dict[str, tuple[int, bool]]:
+    """The per-chunk table's divisors: (chunks the row reads or writes, whether they are
+    inner chunks of shards) by row id."""
+    datasets = dataset_specs(sizes)
+    writes = write_specs(sizes)
+    counts = {}
+    for row in PER_CHUNK_ROWS:
+        task, key = row.split(":", 1)
+        spec = writes[task] if key.startswith("write") else datasets[TASK_DATASETS[task][0]]
+        counts[row] = (spec.nchunks, spec.shards is not None)
+    return counts
+
+
+def _variant_sections(suite: Suite, ctx: Context) -> list[str]:
+    """T's table and the per-chunk CPU table, when T ran."""
+    if not ctx.variants:
+        return []
+    repeat = min(suite.args.repeat, VARIANT_REPEAT)
+    lines = [
+        "## Thread scaling (zarrkit)",
+        "",
+        f"T: zarrkit on the whole-array read and write rows with `ZARRKIT_THREADS=1` "
+        f"({repeat} repeats, each in a fresh process, interleaved with the main runs of the "
+        f"same case), against the main runs' 2-thread numbers ({suite.args.repeat} repeats). "
+        f"Target: {SCALING_TARGET}; met at a 2t / 1t ratio ≥ {SCALING_MIN:g}, a 3% noise "
+        "margin (repeats of one case spread by a few percent on this shared VM). On one "
+        "thread zarrkit works inline on the calling thread, so numcodecs' Blosc (the Python "
+        "engine's codec) gets 1 thread of its own there too, not the main runs' 2. "
+        "'CPU / wall' of the 2-thread runs shows whether the second core was really "
+        "available.",
+        "",
+        *scaling_table(ctx),
+        "",
+    ]
+    if PYTHON_ENGINE in ctx.variants:
+        lines += [
+            "## Per-chunk CPU cost, one thread",
+            "",
+            "CPU µs per chunk: the CPU time (`getrusage`, all threads) of the timed region, "
+            "median over the repeats, divided by the chunks the row reads or writes; for "
+            "sharded arrays (S7, S8, S11) these are the inner chunks. The timed region "
+            "includes opening or creating the array and, for reads, faulting in the new "
+            "destination array, so this is an upper bound of the codec pipeline's cost per "
+            "chunk. zarrkit's two engines on one thread (`ZARRKIT_THREADS=1`, T's runs; and "
+            f"with `ZARRKIT_ENGINE=python` too, {repeat} repeats); beside them, for "
+            "reference, zarrkit's and tensorstore's 2-thread main runs (CPU of all their "
+            "threads: a second thread costs some CPU of its own). The default engine "
+            "(`auto`) is the native one only for the codec chains and layouts it covers; "
+            "its cells name the engine the array reported (`array.engine`), and where that "
+            "is python both zarrkit columns time the same path (their ratio is noise).",
+            "",
+            *per_chunk_table(ctx),
+            "",
+        ]
+    return lines
 
 
 def _standard_notes(suite: Suite) -> list[str]:
@@ -634,6 +767,7 @@ def _standard_notes(suite: Suite) -> list[str]:
         f"{'x'.join(map(str, sizes.s5))}; S6 {'x'.join(map(str, sizes.s6))}; S8 "
         f"{'x'.join(map(str, sizes.s8))} with shards {specs['S8'].shards}; "
         f"{sizes.n_reads} random reads in S6/S7; {sizes.n_arrays} arrays in S9 and S13; "
+        f"S11 {_describe(s12['s11'])}; "
         f"S12 {'x'.join(map(str, sizes.s8))} ({_describe(s12['s12'])}; and "
         f"{_describe(s12['s12s'])}).",
         "S4 'one chunk': all three time a plain read of one whole chunk (16 distinct "
@@ -648,6 +782,15 @@ def _standard_notes(suite: Suite) -> list[str]:
         "each.",
         "S8 RSS row: peak RSS of the child minus its peak RSS before loading the source "
         "(imports only); the budget is the source data plus two shards.",
+        "S11: one process per library reads all of the prepared dataset (written by "
+        f"{LIB_LABELS[REFERENCE_WRITER]}), then writes the source into a new array of the "
+        "same layout, whole shards only; the read comes first so that the write's dirty "
+        "pages are not flushed during it. Inner chunks are 8 KiB, so the per-chunk work "
+        "dominates: 4096 inner chunks a shard.",
+        *(f"{task}: {LIB_LABELS[lib]} is timed {cap} times, not {suite.args.repeat} "
+          "(too slow for the run's time budget)."
+          for (task, lib), cap in REPEAT_CAPS.items()
+          if task in suite.tasks and cap < suite.args.repeat),
         "S9: the hierarchies opened were created by zarr-python and consolidated with "
         "`zarr.consolidate_metadata`; each library's 'create' writes a new one. 'Load every "
         "array's metadata' = open each member array and read its shape, dtype and "
@@ -692,7 +835,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true",
                         help="sizes divided by 16, for development (under 2 minutes)")
     parser.add_argument("--cases", default="",
-                        help="comma-separated case ids to run, e.g. S1,S5 (default: all)")
+                        help="comma-separated case ids to run, e.g. S1,S5 or T (T also "
+                             "runs the cases it re-times; default: all)")
     parser.add_argument("--repeat", type=int, default=None,
                         help="processes per (case, library); default 5 (3 with --quick)")
     parser.add_argument("--out", default=None,
@@ -705,7 +849,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="directory for cProfile reports of one zarrkit child per case")
     parser.add_argument("--keep", action="store_true", help="keep the data directory")
     args = parser.parse_args(argv)
-    all_cases = sorted({case_of(t) for t in TASKS}, key=lambda c: int(c[1:]))
+    # T (thread scaling) re-times other cases; it has no task of its own.
+    all_cases = [*sorted({case_of(t) for t in TASKS}, key=lambda c: int(c[1:])), "T"]
     args.cases = [c.strip().upper() for c in args.cases.split(",") if c.strip()] or all_cases
     unknown = set(args.cases) - set(all_cases)
     if unknown:
@@ -747,6 +892,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         raw = {row: {lib: vars(s) for lib, s in by_lib.items()}
                for row, by_lib in suite.results.items()}
         document = {"results": raw, "limits": suite.limits, "info": suite.info}
+        if any(suite.variants.values()):
+            document["variants"] = {
+                variant: {row: {lib: vars(s) for lib, s in by_lib.items()}
+                          for row, by_lib in results.items()}
+                for variant, results in suite.variants.items()}
         if suite.http_served:
             document["s12"] = {"minimum_requests": suite.s12_minimum,
                                "served": suite.http_served}

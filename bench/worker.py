@@ -91,6 +91,11 @@ class Recorder:
         cpu = _cpu_seconds() - cpu0
         self.metrics[metric] = {"value": scale(wall), "wall": wall, "cpu": cpu}
 
+    def note_engine(self, metric: str, engine: str | None) -> None:
+        """Record which zarrkit engine the metric's array used (nothing for the peers)."""
+        if engine is not None:
+            self.extra.setdefault("engines", {})[metric] = engine
+
     def mark_baseline(self) -> None:
         """Record peak RSS so far (imports done, no data loaded yet); the first call wins,
         so a case that loads data twice keeps the baseline from before any of it."""
@@ -140,6 +145,7 @@ def _write_case(task: dict[str, Any], adapter: Any, rec: Recorder, case: str, so
     with rec.timed(metric, scale):
         array = adapter.create(task["out"], spec)
         adapter.write_all(array, data)
+    rec.note_engine(metric, adapter.engine(array))
 
 
 def _read_all(task: dict[str, Any], adapter: Any, rec: Recorder, dataset: str, metric: str,
@@ -152,6 +158,7 @@ def _read_all(task: dict[str, Any], adapter: Any, rec: Recorder, dataset: str, m
         array = adapter.open(path, spec)
         out = adapter.read(array, ...)
     rec.checks[metric] = checksum(out)
+    rec.note_engine(metric, adapter.engine(array))
 
 
 def case_s1(task: dict[str, Any], adapter: Any, rec: Recorder) -> None:
@@ -242,6 +249,17 @@ def case_s7(task: dict[str, Any], adapter: Any, rec: Recorder) -> None:
 def case_s8(task: dict[str, Any], adapter: Any, rec: Recorder) -> None:
     """S8: write whole shards of 256 MiB; the parent reads the peak RSS."""
     _write_case(task, adapter, rec, "S8", "s8", "write")
+
+
+def case_s11(task: dict[str, Any], adapter: Any, rec: Recorder) -> None:
+    """S11: sharded with small inner chunks (16^3 in 64^3 shards): read all of the prepared
+    dataset, then write the source as whole shards into a new array.
+
+    The read comes first so that the write's dirty pages (512 MiB) are not being flushed
+    while the read is timed; the parent syncs before the next child.
+    """
+    _read_all(task, adapter, rec, "s11", "read-all")
+    _write_case(task, adapter, rec, "S11", "s11", "write")
 
 
 def _case_s9(task: dict[str, Any], adapter: Any, rec: Recorder, zarr_format: int) -> None:
@@ -370,8 +388,8 @@ def case_s13v3(task: dict[str, Any], adapter: Any, rec: Recorder) -> None:
 CASES: dict[str, Callable[[dict[str, Any], Any, Recorder], None]] = {
     "S1": case_s1, "S2": case_s2, "S3w": case_s3w, "S3r": case_s3r, "S4": case_s4,
     "S5": case_s5, "S6": case_s6, "S7": case_s7, "S8": case_s8, "S9v2": case_s9v2,
-    "S9v3": case_s9v3, "S10": case_s10, "S12": case_s12, "S13v2": case_s13v2,
-    "S13v3": case_s13v3,
+    "S9v3": case_s9v3, "S10": case_s10, "S11": case_s11, "S12": case_s12,
+    "S13v2": case_s13v2, "S13v3": case_s13v3,
 }
 
 
@@ -482,6 +500,8 @@ def expected_checks(task_name: str, sizes: Sizes, root: Path, source_crc: dict[s
         corners = inner_chunk_corners(spec.shape, spec.chunks, sizes.n_reads, 7)
         return {"read-all": source_crc["big"],
                 "inner-chunk reads": _stacked(source("big"), corners, spec.chunks)}
+    if task_name == "S11":
+        return {"read-all": source_crc["s11"]}
     if task_name.startswith("S9"):
         n = sizes.n_arrays
         value = n * 1_000_003 + n * (n - 1) // 2
@@ -790,8 +810,10 @@ def main() -> None:
     elif kind == "measure":
         import numcodecs.blosc
 
-        # Blosc's own threads, used when a library calls it from the main thread.
-        numcodecs.blosc.set_nthreads(THREADS)
+        # Blosc's own threads, used when a library calls it from the main thread: as many
+        # as the run gives the library (T's one-thread zarrkit runs call numcodecs' Blosc
+        # inline on the main thread, where 2 Blosc threads would make a second core).
+        numcodecs.blosc.set_nthreads(task.get("threads", THREADS))
         from libs import make_adapter
 
         adapter = make_adapter(task["lib"])
