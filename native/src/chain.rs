@@ -18,6 +18,7 @@ const SCRATCH_MAX: usize = 64 << 20;
 
 thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static GATHER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Why a description is refused: `Unsupported` chains keep the Python path, `Invalid`
@@ -337,12 +338,32 @@ impl Plain {
     }
 
     /// Encode a chunk's bytes already in stored order and byte order.
-    pub fn encode(&self, raw: Vec<u8>) -> Result<Vec<u8>> {
-        let mut data = raw;
-        for codec in &self.codecs {
+    pub fn encode(&self, raw: &[u8]) -> Result<Vec<u8>> {
+        let Some((first, rest)) = self.codecs.split_first() else {
+            return Ok(raw.to_vec());
+        };
+        let mut data = first.encode(raw)?;
+        for codec in rest {
             data = codec.encode(&data)?;
         }
         Ok(data)
+    }
+
+    /// Call `f` with this thread's reusable buffer of `nbytes` (its contents stale): the
+    /// encoder gathers each chunk into it, without fresh memory to fault in per chunk.
+    pub fn with_scratch<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> R {
+        if self.nbytes > SCRATCH_MAX {
+            return f(&mut vec![0u8; self.nbytes]);
+        }
+        GATHER.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut buf) => {
+                if buf.len() < self.nbytes {
+                    buf.resize(self.nbytes, 0);
+                }
+                f(&mut buf[..self.nbytes])
+            }
+            Err(_) => f(&mut vec![0u8; self.nbytes]),
+        })
     }
 }
 

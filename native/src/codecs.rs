@@ -392,7 +392,8 @@ fn blosc_encode(b: &Blosc, src: &[u8]) -> Result<Vec<u8>> {
         return Err(format!("blosc: {} bytes is more than c-blosc can compress", src.len()));
     }
     let cap = src.len() + BLOSC_HEADER;
-    let mut out = vec![0u8; cap];
+    // Not zeroed: c-blosc writes what it returns, and only that is kept (set_len below).
+    let mut out: Vec<u8> = Vec::with_capacity(cap);
     // SAFETY: reads `src.len()` bytes of `src`, writes at most `cap` bytes to `out`;
     // `cname` is a NUL-terminated string that outlives the call.
     let n = unsafe {
@@ -409,10 +410,11 @@ fn blosc_encode(b: &Blosc, src: &[u8]) -> Result<Vec<u8>> {
             1,
         )
     };
-    if n <= 0 {
+    if n <= 0 || n as usize > cap {
         return Err(format!("blosc: compression failed ({n})"));
     }
-    out.truncate(n as usize);
+    // SAFETY: c-blosc initialised the first `n` bytes (its return value), within capacity.
+    unsafe { out.set_len(n as usize) };
     Ok(out)
 }
 

@@ -407,20 +407,19 @@ pub fn decode_shards_into(
 
 fn encode_plain(chain: &Chain, plain: &Plain, arr: &InArray, origin: &[usize], skip_fill: bool
 ) -> Result<Option<Vec<u8>>, String> {
-    let raw = strided::gather(arr, origin, &plain.shape, &plain.perm, 0)?;
-    // The fill check compares native bytes, before any byte swap.
-    if skip_fill && chain.is_fill(&raw) {
-        return Ok(None);
-    }
-    let raw = if plain.swap > 1 { swap_units(raw, plain.swap) } else { raw };
-    plain.encode(raw).map(Some)
-}
-
-fn swap_units(mut raw: Vec<u8>, unit: usize) -> Vec<u8> {
-    for u in raw.chunks_exact_mut(unit) {
-        u.reverse();
-    }
-    raw
+    plain.with_scratch(|raw| {
+        strided::gather_into(arr, origin, &plain.shape, &plain.perm, 0, raw)?;
+        // The fill check compares native bytes, before any byte swap.
+        if skip_fill && chain.is_fill(raw) {
+            return Ok(None);
+        }
+        if plain.swap > 1 {
+            for u in raw.chunks_exact_mut(plain.swap) {
+                u.reverse();
+            }
+        }
+        plain.encode(raw).map(Some)
+    })
 }
 
 pub fn encode_batch(

@@ -167,15 +167,16 @@ pub struct InArray {
 unsafe impl Send for InArray {}
 unsafe impl Sync for InArray {}
 
-/// Gather the box of `shape` starting at `origin` of `arr` into a new contiguous buffer
+/// Gather the box of `shape` starting at `origin` of `arr` into `out` (exactly its size, contiguous)
 /// in encoded order (encoded axis k is axis `perm[k]`), swapping units of `swap` bytes.
-pub fn gather(
+pub fn gather_into(
     arr: &InArray,
     origin: &[usize],
     shape: &[usize],
     perm: &[usize],
     swap: usize,
-) -> Result<Vec<u8>, String> {
+    out: &mut [u8],
+) -> Result<(), String> {
     let ndim = arr.shape.len();
     if origin.len() != ndim || shape.len() != ndim || perm.len() != ndim {
         return Err("dimension mismatch".into());
@@ -187,10 +188,11 @@ pub fn gather(
         }
     }
     let count: usize = shape.iter().product();
-    let nbytes = count * arr.itemsize;
-    let mut out = vec![0u8; nbytes];
+    if out.len() != count * arr.itemsize {
+        return Err("output size differs from the box".into());
+    }
     if count == 0 {
-        return Ok(out);
+        return Ok(());
     }
     let base: isize = origin.iter().zip(&arr.strides).map(|(&o, &s)| o as isize * s).sum();
     let counts: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
@@ -206,7 +208,7 @@ pub fn gather(
     unsafe {
         copy_nd(arr.ptr.offset(base), &ssteps, out.as_mut_ptr(), &dsteps, &counts, arr.itemsize, swap);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// # Safety

@@ -157,15 +157,6 @@ def _read_fill(metadata: Any) -> Any:
     return default_fill_value(metadata.dtype)
 
 
-# Chunks up to this size (decoded) are read by the native engine when it covers them: its
-# gain is the per-chunk cost of the Python path (S5's 8 KiB chunks: 1.7x the chunks/s).
-_NATIVE_CHUNK_BYTES = 1 << 20
-# Inner chunks of shards up to this size likewise (16^3 uint16 in 64^3 shards: 0.38 GB/s
-# against 0.13 on the Python path); at S7's 64 KiB the Python path's block copies and
-# overlapped fetches are ahead (0.95 against 0.88 GB/s).
-_NATIVE_INNER_CHUNK_BYTES = 32 << 10
-
-
 class Array:
     """A Zarr array in a store.
 
@@ -307,16 +298,10 @@ class Array:
         if cached is None or cached[0] != setting:
             chain = None
             sharding = self._pipeline_sharding
-            unit, limit = ((self._grid_chunks, _NATIVE_CHUNK_BYTES) if sharding is None
-                           else (sharding.chunk_shape, _NATIVE_INNER_CHUNK_BYTES))
             if (self._regular and (sharding is None or self._sharded_io)
-                    and not self._strings and not self._pipeline.is_raw and not self._mmap
-                    and math.prod(unit) * self._storage_dtype.itemsize <= limit):
+                    and not self._strings and not self._pipeline.is_raw and not self._mmap):
                 # Raw chunks are read straight into the output by the Python path, with no
-                # decoding to hand over; mapped ones are views of the files. Large chunks
-                # too: the Python path decodes them into the output in parallel reads,
-                # while the engine (for now) reads the batch in one thread and decodes
-                # into a buffer of its own before copying (S2's 4 MiB chunks: 0.87x).
+                # decoding to hand over; mapped ones are views of the files.
                 from zarrkit import native
 
                 chain = native.array_chain(self._metadata, self._storage_dtype, self._fill)

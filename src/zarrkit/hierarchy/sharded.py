@@ -563,9 +563,37 @@ def write_sharded(array: Array, factory: IndexerFactory, selection: Any, value: 
         layout, factory, selection, factory(selection, array.shape, layout.inner_shape))
     several = len(jobs) > 1
     source, is_scalar = array._prepare_value(indexer, value, check=several)
+    chain, whole = _whole_shards_for_engine(layout, factory, selection, is_scalar)
+    if whole:
+        done = {projection.chunk_coords for projection in whole}
+        jobs = [job for job in jobs if job.coords not in done]
     if several:
         drain(lambda: _ShardWriter(layout, source, is_scalar).check, jobs)
+    if whole:
+        from zarrkit.hierarchy.write_engine import write_natively
+
+        write_natively(array, chain, source, whole)
     drain(lambda: _ShardWriter(layout, source, is_scalar).write, jobs)
+
+
+# Shards whose inner chunks are up to this size are encoded whole by the native engine
+# when a write covers them (S11's 8 KiB inner chunks); larger ones by the Python path,
+# whose threads each build and store a shard (S8's 64 KiB: the same speed either way,
+# and the Python path holds less memory).
+_NATIVE_WRITE_INNER_BYTES = 32 << 10
+
+
+def _whole_shards_for_engine(layout: _Layout, factory: IndexerFactory, selection: Any,
+                             is_scalar: bool) -> tuple[Any, list[ChunkProjection]]:
+    """The engine's chain and the projections (over the shard grid) of the shards that a
+    basic selection writes whole, when the engine is to encode them; else (None, [])."""
+    array = layout.array
+    chain = array._native_chain
+    if (chain is None or is_scalar or factory is not basic_indexer
+            or layout.inner_nbytes > _NATIVE_WRITE_INNER_BYTES):
+        return None, []
+    shards = basic_indexer(selection, array.shape, layout.shard_shape)
+    return chain, [projection for projection in shards if projection.is_complete]
 
 
 class _ShardWriter:
