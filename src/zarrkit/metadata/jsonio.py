@@ -15,11 +15,17 @@ b'{\\n  "b": 1,\\n  "a": [\\n    1,\\n    2\\n  ]\\n}'
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import numpy as np
 
 from zarrkit.errors import MetadataError
+
+try:
+    import orjson as _orjson
+except ImportError:  # the standard parser does it all, only slower
+    _orjson = None  # type: ignore[assignment]
 
 # Far deeper than any real metadata (OME-Zarr attributes nest under 10 levels), far
 # shallower than the interpreter's recursion limit: the recursive steps that read and write
@@ -228,8 +234,41 @@ def load_json(data: bytes | str, *, key: str) -> Any:
     Traceback (most recent call last):
     zarrkit.errors.MetadataError: zarr.json: metadata nests deeper than 128 levels
     """
+    document = _fast_loads(data)
+    if document is _UNPARSED:
+        document = _standard_loads(data, key)
+    # Counting brackets costs nanoseconds; only a document with many is walked.
+    if _container_marks(data) > MAX_JSON_DEPTH and json_depth_exceeds(document, MAX_JSON_DEPTH):
+        raise MetadataError(f"{key}: metadata nests deeper than {MAX_JSON_DEPTH} levels")
+    return document
+
+
+_UNPARSED = object()
+# 19 digits in a row (in a number, or in a string, which only costs the fast path).
+_LONG_TEXT = re.compile(r"[0-9]{19}")
+_LONG_BYTES = re.compile(rb"[0-9]{19}")
+
+
+def _fast_loads(data: bytes | str) -> Any:
+    """``data`` parsed by orjson (4-5x the standard parser's speed on metadata, where
+    opening 1,000 arrays parses 1,000 documents), or _UNPARSED for anything it refuses:
+    the standard parser then decides, so what is accepted, and every error message, stay
+    the standard parser's (orjson refuses more: text that is not UTF-8, escaped lone
+    surrogates, very deep nesting; and NaN, which is refused anyway). A document with a
+    number of 19 digits or more goes to the standard parser too: orjson reads integers
+    beyond 64 bits as floats, where it should keep them exact."""
+    if _orjson is None or (_LONG_TEXT if isinstance(data, str) else _LONG_BYTES).search(
+            data) is not None:  # type: ignore[arg-type]
+        return _UNPARSED
     try:
-        document = json.loads(data, parse_constant=_reject_constant)
+        return _orjson.loads(data)
+    except _orjson.JSONDecodeError:
+        return _UNPARSED
+
+
+def _standard_loads(data: bytes | str, key: str) -> Any:
+    try:
+        return json.loads(data, parse_constant=_reject_constant)
     except RecursionError:
         # The C parser gives up at the interpreter's recursion limit; a shallower limit of
         # our own applies below. ``from None``: the chained traceback would be as deep.
@@ -237,10 +276,6 @@ def load_json(data: bytes | str, *, key: str) -> Any:
             f"{key}: metadata nests deeper than {MAX_JSON_DEPTH} levels") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise MetadataError(f"{key}: malformed JSON: {e}") from e
-    # Counting brackets costs nanoseconds; only a document with many is walked.
-    if _container_marks(data) > MAX_JSON_DEPTH and json_depth_exceeds(document, MAX_JSON_DEPTH):
-        raise MetadataError(f"{key}: metadata nests deeper than {MAX_JSON_DEPTH} levels")
-    return document
 
 
 def load_json_object(data: bytes | str, *, key: str) -> dict[str, Any]:
