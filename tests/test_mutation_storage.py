@@ -1335,13 +1335,17 @@ def test_checked_directories_are_remembered_up_to_a_bound(
     store.set("top", b"1")
     store = DirectoryStore(tmp_path / "s")
     resolved: list[str] = []
-    real_realpath = os.path.realpath
 
-    def spy(path: Any, *args: Any, **kwargs: Any) -> str:
-        resolved.append(str(path))
-        return real_realpath(path, *args, **kwargs)
+    def spy(real: Any) -> Any:
+        def check(path: Any, *args: Any, **kwargs: Any) -> Any:
+            resolved.append(str(path))
+            return real(path, *args, **kwargs)
+        return check
 
-    monkeypatch.setattr(os.path, "realpath", spy)
+    # A directory is checked by resolving it, or (under one known to be inside) by
+    # seeing that it is not a link.
+    monkeypatch.setattr(os.path, "realpath", spy(os.path.realpath))
+    monkeypatch.setattr(os.path, "islink", spy(os.path.islink))
     assert store.get("top") == b"1"  # the root was checked when the store was opened
     assert store.get("d1/k") == b"1" and store.get("d1/k") == b"1"
     assert resolved == [str(store.root / "d1")]  # checked once, then remembered

@@ -262,6 +262,23 @@ pub fn decode_into(
     })
 }
 
+/// The whole of each file, in parallel: None for a missing one, `Err(Outcome::Deferred)`
+/// for a symbolic link (which the caller reads through its store).
+pub fn read_files(
+    paths: &[String],
+    threads: usize,
+) -> Result<Vec<std::result::Result<Option<Vec<u8>>, Outcome>>, TaskError> {
+    run(paths.len(), threads, |i| {
+        let path = &paths[i];
+        let source = Source::File { path: path.clone(), offset: 0, length: None };
+        match whole(&source).map_err(TaskError::Read)? {
+            Ok(data) => Ok(Ok(Some(data.into_owned()))),
+            Err(Outcome::Missing) => Ok(Ok(None)),
+            Err(other) => Ok(Err(other)),
+        }
+    })
+}
+
 /// One inner chunk to decode (or fill) after its shard's index was read.
 struct InnerJob<'a> {
     shard: usize,

@@ -319,6 +319,22 @@ fn decode_grid_into(
     Ok((r.missing, r.deferred))
 }
 
+/// Read whole files in parallel: bytes, None for a missing file (or a directory), or
+/// False for a symbolic link, which is never followed (the caller's store reads it).
+#[pyfunction]
+fn read_files<'py>(py: Python<'py>, paths: Vec<String>, threads: usize) -> PyResult<Bound<'py, PyList>> {
+    let result = py.detach(|| engine::read_files(&paths, threads)).map_err(to_py)?;
+    let items: Vec<Bound<'py, PyAny>> = result
+        .into_iter()
+        .map(|r| match r {
+            Ok(Some(data)) => PyBytes::new(py, &data).into_any(),
+            Ok(None) => py.None().into_bound(py),
+            Err(_) => pyo3::types::PyBool::new(py, false).to_owned().into_any(),
+        })
+        .collect();
+    PyList::new(py, items)
+}
+
 /// Encode whole chunks (or whole shards, for a sharding chain).
 ///
 /// Returns one item per chunk: the encoded bytes, or None when `skip_fill` and every
@@ -369,6 +385,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_shards_into, m)?)?;
     m.add_function(wrap_pyfunction!(decode_grid_into, m)?)?;
     m.add_function(wrap_pyfunction!(encode_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(read_files, m)?)?;
     m.add_function(wrap_pyfunction!(versions, m)?)?;
     m.add("ChunkDecodeError", m.py().get_type::<ChunkDecodeError>())?;
     m.add("ChunkReadError", m.py().get_type::<ChunkReadError>())?;

@@ -99,5 +99,9 @@ def encode_batch(
     where ``skip_fill`` and every item equals the fill bitwise; inner chunks equal to the
     fill are never stored, and a shard with none stored is None."""
 
+def read_files(paths: list[str], threads: int) -> list[bytes | None | bool]:
+    """The whole of each file, read in parallel: None for a missing file (or a
+    directory), False for a symbolic link (never followed)."""
+
 def versions() -> list[tuple[str, str]]:
     """The engine's version and those of the C libraries it carries."""

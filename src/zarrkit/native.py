@@ -59,6 +59,7 @@ __all__ = [
     "decode_into",
     "decode_shards_into",
     "decode_grid_into",
+    "read_files",
     "encode_batch",
 ]
 
@@ -239,6 +240,7 @@ if _engine is not None:
     decode_into = _engine.decode_into
     decode_shards_into = _engine.decode_shards_into
     decode_grid_into = _engine.decode_grid_into
+    read_files = _engine.read_files
     encode_batch = _engine.encode_batch
 else:
     class ChunkDecodeError(ValueError):  # type: ignore[no-redef]
@@ -252,4 +254,4 @@ else:
     def _missing(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("zarrkit._engine is not built")
 
-    decode_into = decode_shards_into = decode_grid_into = encode_batch = _missing
+    decode_into = decode_shards_into = decode_grid_into = encode_batch = read_files = _missing

@@ -168,7 +168,7 @@ def read_values(store: Store, keys: Sequence[str]) -> list[bytes | None]:
     >>> read_values(MemoryStore({"a": b"1"}), ["a", "b"])
     [b'1', None]
     """
-    if len(keys) < _PARALLEL_READ_KEYS:
+    if len(keys) < _PARALLEL_READ_KEYS or store.reads_many_in_parallel:
         return list(store.get_many(keys))
     return parallel_batches(store.get_many, keys)
 

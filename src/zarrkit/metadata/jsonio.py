@@ -15,7 +15,6 @@ b'{\\n  "b": 1,\\n  "a": [\\n    1,\\n    2\\n  ]\\n}'
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import numpy as np
@@ -244,9 +243,17 @@ def load_json(data: bytes | str, *, key: str) -> Any:
 
 
 _UNPARSED = object()
-# 19 digits in a row (in a number, or in a string, which only costs the fast path).
-_LONG_TEXT = re.compile(r"[0-9]{19}")
-_LONG_BYTES = re.compile(rb"[0-9]{19}")
+# Digits to "0", everything else to " ": then 19 digits in a row are one substring search
+# (a regular expression took 15 ms over a 1.4 MB consolidated document, this 1).
+_DIGITS_ONLY = bytes(ord("0") if chr(i).isdigit() and i < 128 else ord(" ") for i in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def _has_long_number(data: bytes | str) -> bool:
+    """Whether ``data`` holds 19 digits in a row (in a number; in a string it only costs
+    the fast parser)."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    return _LONG_RUN in raw.translate(_DIGITS_ONLY)
 
 
 def _fast_loads(data: bytes | str) -> Any:
@@ -257,8 +264,7 @@ def _fast_loads(data: bytes | str) -> Any:
     surrogates, very deep nesting; and NaN, which is refused anyway). A document with a
     number of 19 digits or more goes to the standard parser too: orjson reads integers
     beyond 64 bits as floats, where it should keep them exact."""
-    if _orjson is None or (_LONG_TEXT if isinstance(data, str) else _LONG_BYTES).search(
-            data) is not None:  # type: ignore[arg-type]
+    if _orjson is None or _has_long_number(data):
         return _UNPARSED
     try:
         return _orjson.loads(data)

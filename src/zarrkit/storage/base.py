@@ -179,6 +179,9 @@ class Store:
     # Each request costs a round trip (HTTP, object stores): a shard wanted whole is
     # fetched with one request rather than an index read and ranges.
     prefers_whole_values: bool = False
+    # get_many reads many keys in parallel threads of its own (DirectoryStore through the
+    # native engine): callers hand it a whole batch rather than split it across a pool.
+    reads_many_in_parallel: bool = False
 
     # --- to implement -------------------------------------------------------------------
     def _get(self, key: str) -> bytes | None:

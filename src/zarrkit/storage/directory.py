@@ -32,10 +32,11 @@ import shutil
 import socket
 import stat
 import zlib
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from zarrkit import native
 from zarrkit.config import config
 from zarrkit.errors import StoreEscapeError, StoreIOError
 from zarrkit.storage.base import Buffer, Store
@@ -55,6 +56,10 @@ _MAX_CHECKED_DIRECTORIES = 1 << 16
 _NO_HARD_LINKS = (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS)
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # O_BINARY: no newline translation
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+# From this many keys on, get_many hands the reads to the native engine.
+_ENGINE_READ_KEYS = 8
 
 
 def _read_at(fd: int, offset: int, length: int) -> bytes:
@@ -175,13 +180,24 @@ class DirectoryStore(Store):
         """Refuse ``key`` if its directory resolves outside the root (a symbolic link)."""
         if directory in self._inside:
             return
+        parent, _, _ = directory.rpartition(os.sep)
+        if parent in self._inside and not os.path.islink(directory):
+            # Inside a directory known to be inside, and not a link: inside too, for one
+            # lstat where realpath takes one per component (1,000 member directories of
+            # a group: 20 ms).
+            if os.path.isdir(directory):
+                self._remember_inside(directory)
+            return
         if not self._resolves_inside(directory):
             raise StoreEscapeError(
                 f"key {key!r} of {self!r} leads outside the store through a symbolic link")
         if os.path.isdir(directory):  # a directory not there yet may become a link
-            if len(self._inside) >= _MAX_CHECKED_DIRECTORIES:
-                self._inside = {str(self.root)}  # v3 chunk directories can be millions
-            self._inside.add(directory)
+            self._remember_inside(directory)
+
+    def _remember_inside(self, directory: str) -> None:
+        if len(self._inside) >= _MAX_CHECKED_DIRECTORIES:
+            self._inside = {str(self.root)}  # v3 chunk directories can be millions
+        self._inside.add(directory)
 
     def _check_file(self, file: str, key: str) -> None:
         """Refuse ``key`` if its file is a link that resolves outside the root."""
@@ -232,6 +248,31 @@ class DirectoryStore(Store):
             return None
         finally:
             os.close(fd)
+
+    @property
+    def reads_many_in_parallel(self) -> bool:  # type: ignore[override]
+        return native.available()
+
+    def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
+        """The values of ``keys`` in order (None for a missing key). Many at once are
+        read by the native engine's threads with the GIL released (opening a thousand
+        small metadata files took a third of the time of opening their arrays); a file
+        that is a symbolic link is read here, where links leading out are refused.
+
+        >>> import tempfile
+        >>> s = DirectoryStore(tempfile.mkdtemp()); s.set("a/k", b"1")
+        >>> s.get_many(["a/k", "a/nope"] * 8)[:2]
+        [b'1', None]
+        """
+        if len(keys) < _ENGINE_READ_KEYS or not native.available():
+            return super().get_many(keys)
+        files = [self.value_file(validate_key(key)) for key in keys]
+        try:
+            values = native.read_files(files, config.threads)
+        except native.ChunkReadError as e:
+            raise StoreIOError(f"cannot read from {self!r}: {e}") from None
+        return [self.get(key) if value is False else value  # type: ignore[misc]
+                for key, value in zip(keys, values, strict=True)]
 
     def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
         validate_key(key)
