@@ -262,12 +262,12 @@ pub fn decode_into(
     })
 }
 
+/// A file's bytes, None when missing, or `Err(Outcome::Deferred)` for a symbolic link.
+pub type FileRead = std::result::Result<Option<Vec<u8>>, Outcome>;
+
 /// The whole of each file, in parallel: None for a missing one, `Err(Outcome::Deferred)`
 /// for a symbolic link (which the caller reads through its store).
-pub fn read_files(
-    paths: &[String],
-    threads: usize,
-) -> Result<Vec<std::result::Result<Option<Vec<u8>>, Outcome>>, TaskError> {
+pub fn read_files(paths: &[String], threads: usize) -> Result<Vec<FileRead>, TaskError> {
     run(paths.len(), threads, |i| {
         let path = &paths[i];
         let source = Source::File { path: path.clone(), offset: 0, length: None };
