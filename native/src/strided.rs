@@ -223,11 +223,12 @@ unsafe fn copy_nd(
     itemsize: usize,
     swap: usize,
 ) {
-    // Merge axes that are contiguous in both buffers, innermost first, so the inner loop
-    // runs as long as possible.
-    let mut c: Vec<usize> = counts.to_vec();
-    let mut s: Vec<isize> = ssteps.to_vec();
-    let mut d: Vec<isize> = dsteps.to_vec();
+    // Axes of length 1 move nothing (their steps are any); then merge axes contiguous in
+    // both buffers, innermost first, so the inner loop runs as long as possible.
+    let keep: Vec<usize> = (0..counts.len()).filter(|&k| counts[k] != 1).collect();
+    let mut c: Vec<usize> = keep.iter().map(|&k| counts[k]).collect();
+    let mut s: Vec<isize> = keep.iter().map(|&k| ssteps[k]).collect();
+    let mut d: Vec<isize> = keep.iter().map(|&k| dsteps[k]).collect();
     let mut k = c.len();
     while k >= 2 {
         let i = k - 1;
@@ -297,7 +298,9 @@ unsafe fn copy_line(
         }
         return;
     }
-    if s == itemsize as isize && d == itemsize as isize {
+    // A long contiguous run is one memcpy; a short one (S10: rows of 5 float64) is
+    // copied item by item below, cheaper than a call per row.
+    if s == itemsize as isize && d == itemsize as isize && n * itemsize >= 256 {
         std::ptr::copy_nonoverlapping(src, dst, n * itemsize);
         return;
     }

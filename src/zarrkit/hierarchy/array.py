@@ -293,15 +293,26 @@ class Array:
     def _native_chain(self) -> Any:
         """The native engine's chain for this array's chunks, or None when they take the
         Python path (see :attr:`engine`); decided once per ``config.engine`` setting."""
+        # Raw chunks are read straight into the output by the Python path, with no
+        # decoding to hand over (see _native_copy_chain for the exception); mapped ones
+        # are views of the files.
+        return None if self._pipeline.is_raw else self._engine_chain()
+
+    @property
+    def _native_copy_chain(self) -> Any:
+        """The engine's chain for raw (uncompressed) chunks, which a read only copies: the
+        engine does that in its threads for large reads from stores that hand over bytes
+        (S10's ``a[::7]`` from memory: 32 strided copies); None for other arrays."""
+        return self._engine_chain() if self._pipeline.is_raw else None
+
+    def _engine_chain(self) -> Any:
         setting = config.engine
         cached = self._native
         if cached is None or cached[0] != setting:
             chain = None
             sharding = self._pipeline_sharding
             if (self._regular and (sharding is None or self._sharded_io)
-                    and not self._strings and not self._pipeline.is_raw and not self._mmap):
-                # Raw chunks are read straight into the output by the Python path, with no
-                # decoding to hand over; mapped ones are views of the files.
+                    and not self._strings and not self._mmap):
                 from zarrkit import native
 
                 chain = native.array_chain(self._metadata, self._storage_dtype, self._fill)

@@ -356,6 +356,9 @@ def batch_reader(array: Array, target: np.ndarray[Any, Any]
     covers the array's chunks (see :class:`NativeBatchReader`), else the Python one."""
     python = python_batch_reader(array, target)
     chain = array._native_chain
+    if chain is None and target.nbytes >= INLINE_WORK_BYTES and not offers(array._store,
+                                                                           ReadsInto):
+        chain = array._native_copy_chain
     if chain is None:
         return python
     return NativeBatchReader(array, target, chain, python)
