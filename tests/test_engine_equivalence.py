@@ -298,3 +298,18 @@ def test_chunk_files_that_are_links_are_read_through_the_store(tmp_path: Any,
     for engine in ("auto", "python"):
         with zk.config.set(engine=engine), pytest.raises(StoreEscapeError):
             fresh[...]
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_large_reads_of_raw_chunks_from_memory_match_numpy(order: str) -> None:
+    """Raw chunks read into an output of 1 MiB and more from a store that hands over
+    bytes are copied by the engine's threads (S10's layout); both engines give numpy's."""
+    data = np.random.default_rng(3).random((24252, 4, 1, 10))
+    a = zk.create_array({}, shape=data.shape, chunks=(6063, 1, 1, 5), dtype="<f8",
+                        compressors=None, zarr_format=2, order=order)
+    a[...] = data
+    for selection in [slice(None, None, 7), (slice(5, None, 3), slice(None), 0),
+                      (slice(None, None, -2), 1), Ellipsis]:
+        for engine in ("auto", "python"):
+            with zk.config.set(engine=engine, threads=2):
+                np.testing.assert_array_equal(a[selection], data[selection])
