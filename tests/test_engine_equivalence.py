@@ -313,3 +313,29 @@ def test_large_reads_of_raw_chunks_from_memory_match_numpy(order: str) -> None:
         for engine in ("auto", "python"):
             with zk.config.set(engine=engine, threads=2):
                 np.testing.assert_array_equal(a[selection], data[selection])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=arrays(), data=st.data(), threads=st.sampled_from([1, 2]))
+def test_both_engines_read_points_as_numpy(case: tuple[Any, Any], data: st.DataObject,
+                                           threads: int, tmp_path_factory: Any) -> None:
+    """Pointwise selections of many points (``vindex`` coordinates, and masks) from a
+    DirectoryStore are read by the engine (grouped and copied in Rust); the Python path
+    and numpy agree."""
+    a, expected = case
+    a = on_disk(a, tmp_path_factory)
+    shape = expected.shape
+    if data.draw(st.booleans(), label="mask"):
+        selection: Any = data.draw(hnp.arrays(np.bool_, shape), label="mask array")
+    else:
+        count = data.draw(st.integers(33, 120), label="points")
+        selection = tuple(
+            np.array(data.draw(st.lists(st.integers(-n, n - 1), min_size=count,
+                                        max_size=count)), dtype=np.intp) for n in shape)
+    with zk.config.set(threads=threads, engine="auto"):
+        assert a.engine == "native"
+        ours = a.vindex[selection]
+        with zk.config.set(engine="python"):
+            reference = a.vindex[selection]
+    np.testing.assert_array_equal(reference, expected[selection])
+    assert ours.tobytes() == reference.tobytes()

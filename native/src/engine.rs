@@ -106,7 +106,7 @@ fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, String> {
 const MAX_THREADS: usize = 256;
 
 /// Run `f(i)` for every `i < n`, on `threads` threads; the first error stops the batch.
-fn run<T: Send>(
+pub(crate) fn run<T: Send>(
     n: usize,
     threads: usize,
     f: impl Fn(usize) -> Result<T, TaskError> + Sync + Send,
@@ -169,6 +169,10 @@ fn open_source(path: &str, offset: u64, length: Option<u64>) -> Result<Opening, 
 
 /// The whole of a source: borrowed for memory, read for a file; None with the outcome
 /// when a file is missing or deferred.
+pub(crate) fn fetch(source: &Source) -> Result<std::result::Result<Cow<'_, [u8]>, Outcome>, String> {
+    whole(source)
+}
+
 fn whole(source: &Source) -> Result<std::result::Result<Cow<'_, [u8]>, Outcome>, String> {
     match source {
         Source::Memory { .. } => Ok(Ok(Cow::Borrowed(source.memory().expect("memory")))),

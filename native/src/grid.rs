@@ -27,7 +27,7 @@ pub struct Files {
 }
 
 impl Files {
-    fn key(&self, coords: &[usize]) -> String {
+    pub(crate) fn key(&self, coords: &[usize]) -> String {
         let mut key = String::with_capacity(self.key_prefix.len() + 8 * coords.len());
         key.push_str(&self.key_prefix);
         for (k, c) in coords.iter().enumerate() {
@@ -39,7 +39,7 @@ impl Files {
         key
     }
 
-    fn source(&self, key: &str) -> Source {
+    pub(crate) fn source(&self, key: &str) -> Source {
         Source::File { path: format!("{}{key}", self.root), offset: 0, length: None }
     }
 }

@@ -12,6 +12,7 @@ mod chain;
 mod codecs;
 mod engine;
 mod grid;
+mod points;
 mod strided;
 
 use std::sync::Arc;
@@ -319,6 +320,37 @@ fn decode_grid_into(
     Ok((r.missing, r.deferred))
 }
 
+/// Pointwise read (``vindex``) from chunk files: ``coords`` one int64 array per dimension
+/// (the points, in output order), ``out`` 1-d. Returns (chunks missing, chunks deferred).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn decode_points_into(
+    py: Python<'_>,
+    chain: &PyChain,
+    out: &Bound<'_, PyAny>,
+    coords: Vec<numpy::PyReadonlyArray1<'_, i64>>,
+    array_shape: Vec<usize>,
+    root: String,
+    key_prefix: String,
+    separator: String,
+    threads: usize,
+) -> PyResult<(usize, Vec<Vec<usize>>)> {
+    let mut keep = Keep::default();
+    let out = out_array(out, chain.inner.itemsize, &mut keep)?;
+    let slices: Vec<&[i64]> = coords
+        .iter()
+        .map(|a| a.as_slice().map_err(|_| PyValueError::new_err("coordinates must be contiguous")))
+        .collect::<PyResult<_>>()?;
+    let files = grid::Files { root, key_prefix, separator };
+    let c = chain.inner.clone();
+    let result = py.detach(|| {
+        points::decode_points_into(&c, &out, &slices, &array_shape, &files, threads)
+    });
+    drop(keep);
+    let r = result.map_err(to_py)?;
+    Ok((r.missing, r.deferred))
+}
+
 /// Read whole files in parallel: bytes, None for a missing file (or a directory), or
 /// False for a symbolic link, which is never followed (the caller's store reads it).
 #[pyfunction]
@@ -386,6 +418,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_grid_into, m)?)?;
     m.add_function(wrap_pyfunction!(encode_batch, m)?)?;
     m.add_function(wrap_pyfunction!(read_files, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_points_into, m)?)?;
     m.add_function(wrap_pyfunction!(versions, m)?)?;
     m.add("ChunkDecodeError", m.py().get_type::<ChunkDecodeError>())?;
     m.add("ChunkReadError", m.py().get_type::<ChunkReadError>())?;

@@ -59,6 +59,32 @@ impl OutArray {
         sel.len() == self.shape.len() && sel.iter().zip(&self.shape).all(|(d, &n)| d.within(n))
     }
 
+    /// Copy the item at byte `offset` of `src` to element `i` of a 1-d array, swapping
+    /// units of `swap` bytes when `swap > 1`.
+    pub fn put_item(&self, i: usize, src: &[u8], offset: usize, swap: usize) -> Result<(), String> {
+        let n = self.itemsize;
+        if self.shape.len() != 1 || i >= self.shape[0] {
+            return Err("point outside the output".into());
+        }
+        let Some(item) = offset.checked_add(n).and_then(|end| src.get(offset..end)) else {
+            return Err("point outside the decoded chunk".into());
+        };
+        // SAFETY: i is below the axis' length, so the item lies inside the array.
+        unsafe {
+            let to = self.ptr.offset(i as isize * self.strides[0]);
+            if swap > 1 {
+                for u in (0..n).step_by(swap) {
+                    for b in 0..swap {
+                        *to.add(u + b) = item[u + swap - 1 - b];
+                    }
+                }
+            } else {
+                std::ptr::copy_nonoverlapping(item.as_ptr(), to, n);
+            }
+        }
+        Ok(())
+    }
+
     /// Byte offset of the first selected element and byte steps per axis.
     fn layout(&self, sel: &[Dim]) -> (isize, Vec<isize>) {
         let mut base = 0isize;

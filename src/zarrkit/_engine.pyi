@@ -99,6 +99,21 @@ def encode_batch(
     where ``skip_fill`` and every item equals the fill bitwise; inner chunks equal to the
     fill are never stored, and a shard with none stored is None."""
 
+def decode_points_into(
+    chain: Chain,
+    out: np.ndarray,
+    coords: Sequence[np.ndarray],
+    array_shape: list[int],
+    root: str,
+    key_prefix: str,
+    separator: str,
+    threads: int,
+) -> tuple[int, list[list[int]]]:
+    """Read points (``vindex``): ``coords`` one contiguous int64 array per dimension, the
+    points in output order, each inside ``array_shape``; ``out`` is 1-d. Chunks are named
+    and read as by ``decode_grid_into``, each once. Returns (how many chunks were
+    missing, the coordinates of those deferred)."""
+
 def read_files(paths: list[str], threads: int) -> list[bytes | None | bool]:
     """The whole of each file, read in parallel: None for a missing file (or a
     directory), False for a symbolic link (never followed)."""

@@ -60,6 +60,7 @@ __all__ = [
     "decode_shards_into",
     "decode_grid_into",
     "read_files",
+    "decode_points_into",
     "encode_batch",
 ]
 
@@ -241,6 +242,7 @@ if _engine is not None:
     decode_shards_into = _engine.decode_shards_into
     decode_grid_into = _engine.decode_grid_into
     read_files = _engine.read_files
+    decode_points_into = _engine.decode_points_into
     encode_batch = _engine.encode_batch
 else:
     class ChunkDecodeError(ValueError):  # type: ignore[no-redef]
@@ -254,4 +256,5 @@ else:
     def _missing(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("zarrkit._engine is not built")
 
-    decode_into = decode_shards_into = decode_grid_into = encode_batch = read_files = _missing
+    decode_into = decode_shards_into = decode_grid_into = decode_points_into = _missing
+    encode_batch = read_files = _missing

@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 # boxes over 64 KiB chunks ran 2x slower in the pool). The work is the bytes produced:
 # of the output for uncompressed chunks (copies), of whole chunks otherwise (decoding).
 INLINE_WORK_BYTES = 1 << 20
+# Pointwise reads of fewer bytes than this run in one engine thread.
+_POINTS_IN_POOL = 64 << 10
 # Uncompressed reads use the pool only when each chunk's copy averages at least this.
 _POOL_COPY_BYTES = 256 << 10
 # Plans are run this many projections at a time (a batch at a time in the pool): a
@@ -145,7 +147,8 @@ def read(array: Array, indexer: Any, out: np.ndarray[Any, Any] | None = None) ->
     # The output first: one that cannot be allocated fails before any planning.
     result, target = output(array, indexer, out)
     read_batch = batch_reader(array, target)
-    if isinstance(read_batch, NativeBatchReader) and read_batch.read_grid(indexer, result):
+    if isinstance(read_batch, NativeBatchReader) and (
+            read_batch.read_grid(indexer, result) or read_batch.read_points(indexer)):
         pass
     elif may_list_for(array, indexer):
         read_sparse(array, indexer, target, result, read_batch)
@@ -297,6 +300,40 @@ class NativeBatchReader:
                 self.fallback(list(indexer.projections_for([tuple(c) for c in deferred])))
             found += count - absent
             missing += absent
+        return True
+
+    def read_points(self, indexer: Any) -> bool:
+        """Read a pointwise selection (``vindex``) of many points from a store that
+        locates its files with the engine's ``decode_points_into``: it groups the points
+        by chunk, reads each chunk once and copies every point's item, with no plan made
+        in Python. False, having read nothing, when the engine cannot take it."""
+        points = getattr(indexer, "points", None)
+        array, target = self.array, self.target
+        layout = array._metadata.chunk_key_layout()
+        if (points is None or self.value_file is None or layout is None or self.chain.sharded
+                or target.ndim != 1 or not target.flags.c_contiguous):
+            return False
+        coordinates = [np.ascontiguousarray(dim, dtype=np.int64) for dim in points]
+        key_prefix, separator = array._prefix + layout[0], layout[1]
+        touched = []
+        for dim, chunk_len, dim_len in zip(coordinates, self.chunk_shape, array.shape,
+                                           strict=True):
+            present = np.zeros(-(-dim_len // chunk_len), dtype=bool)
+            present[dim // chunk_len] = True
+            touched.append(np.flatnonzero(present).tolist())
+        native.check_grid_directories(self.value_file, key_prefix, separator, touched)
+        work = len(coordinates[0]) * array._storage_dtype.itemsize
+        try:
+            _, deferred = native.decode_points_into(
+                self.chain, target, coordinates, list(array.shape),
+                array._store.files_root, key_prefix, separator,  # type: ignore[attr-defined]
+                config.threads if work >= _POINTS_IN_POOL else 1)
+        except native.ChunkDecodeError as e:
+            raise ChunkDecodeError(f"array {array.name!r} chunk {e}") from None
+        except native.ChunkReadError as e:
+            raise StoreIOError(f"array {array.name!r} chunk {e}") from None
+        if deferred:  # chunk files that are links: read through the store
+            self.fallback(list(indexer.projections_for({tuple(c) for c in deferred})))
         return True
 
     def __call__(self, batch: Sequence[ChunkProjection]) -> list[bool]:

@@ -18,7 +18,7 @@ a tuple of 1-d chunk-local coordinate arrays, one per dimension.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from math import prod
 from typing import Any, cast
 
@@ -53,16 +53,29 @@ class VectorizedIndexer:
     2
     """
 
-    __slots__ = ("shape", "_projections")
+    __slots__ = ("shape", "points", "_projections", "_plan")
 
     flat_output: bool = True
 
     shape: tuple[int, ...]
-    _projections: list[ChunkProjection]
+    points: tuple[npt.NDArray[np.intp], ...] | None
+    """The selected elements' coordinates, one 1-d array per dimension in output order,
+    when there are many points on a regular grid (else None): the native engine reads
+    them without the plan, which is grouped only when first iterated."""
 
-    def __init__(self, shape: tuple[int, ...], projections: list[ChunkProjection]) -> None:
+    def __init__(self, shape: tuple[int, ...], projections: list[ChunkProjection] | None,
+                 *, plan: Callable[[], list[ChunkProjection]] | None = None,
+                 points: tuple[npt.NDArray[np.intp], ...] | None = None) -> None:
         self.shape = shape
         self._projections = projections
+        self._plan = plan
+        self.points = points
+
+    def _planned(self) -> list[ChunkProjection]:
+        if self._projections is None:
+            assert self._plan is not None
+            self._projections, self._plan = self._plan(), None
+        return self._projections
 
     @property
     def nchunks(self) -> int:
@@ -71,10 +84,10 @@ class VectorizedIndexer:
         >>> coordinate_indexer(([0, 1, 7],), (8,), (4,)).nchunks
         2
         """
-        return len(self._projections)
+        return len(self._planned())
 
     def __iter__(self) -> Iterator[ChunkProjection]:
-        return iter(self._projections)
+        return iter(self._planned())
 
     def projections_for(self, chunk_coords: Collection[tuple[int, ...]]
                         ) -> Iterator[ChunkProjection]:
@@ -86,7 +99,7 @@ class VectorizedIndexer:
         [(1,)]
         """
         wanted = chunk_coords if isinstance(chunk_coords, set | frozenset) else set(chunk_coords)
-        return (p for p in self._projections if p.chunk_coords in wanted)
+        return (p for p in self._planned() if p.chunk_coords in wanted)
 
     @classmethod
     def from_points(
@@ -119,6 +132,18 @@ class VectorizedIndexer:
         if npoints <= _FEW_POINTS and not rectilinear:
             return cls(result_shape, _few_point_projections(
                 coordinates, array_shape, cast(tuple[int, ...], resolved)))
+        for _ in zip(coordinates, array_shape, resolved, strict=True):
+            pass  # one array per dimension, refused now rather than when planned
+        return cls(result_shape, None, points=None if rectilinear else coordinates,
+                   plan=lambda: cls._grouped(coordinates, array_shape, resolved, npoints,
+                                             unique_in_c_order))
+
+    @staticmethod
+    def _grouped(coordinates: tuple[npt.NDArray[np.intp], ...], array_shape: tuple[int, ...],
+                 resolved: tuple[int | DimBoundaries, ...], npoints: int,
+                 unique_in_c_order: bool
+                 ) -> list[ChunkProjection]:
+        """The projections of the points: grouped by chunk in numpy."""
         grid = grid_shape(array_shape, resolved)
         chunk_ids: list[npt.NDArray[np.intp]] = []
         local: list[npt.NDArray[np.intp]] = []
@@ -155,7 +180,7 @@ class VectorizedIndexer:
             projections.append(
                 ChunkProjection(chunk_coords, chunk_selection, (out_part,), complete)
             )
-        return cls(result_shape, projections)
+        return projections
 
 
 # Up to this many points are grouped in plain Python: numpy's per-call cost on a handful
