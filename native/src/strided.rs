@@ -324,9 +324,7 @@ unsafe fn copy_line(
         }
         return;
     }
-    // A long contiguous run is one memcpy; a short one (S10: rows of 5 float64) is
-    // copied item by item below, cheaper than a call per row.
-    if s == itemsize as isize && d == itemsize as isize && n * itemsize >= 256 {
+    if s == itemsize as isize && d == itemsize as isize {
         std::ptr::copy_nonoverlapping(src, dst, n * itemsize);
         return;
     }
