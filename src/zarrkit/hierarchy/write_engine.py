@@ -238,19 +238,14 @@ def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
                    else 1)
         return native.encode_batch(chain, chunks, threads, skip_fill)  # type: ignore[no-any-return]
 
-    def store_one(item: tuple[ChunkProjection, bytes | None]) -> None:
-        projection, data = item
-        key = array._chunk_key(projection.chunk_coords)
-        with chunk_lock(array._store, key):
-            if data is None:
-                array._store.delete(key)
-            else:
-                array._store.set(key, data)
-
     def store(group: list[ChunkProjection], encoded: list[bytes | None]) -> None:
-        # In the pool: creating a file costs system time that a second thread overlaps
-        # (S5's 4096 files of 8 KiB, on a slow file system: 200 us each).
-        parallel_map(store_one, list(zip(group, encoded, strict=True)))
+        for projection, data in zip(group, encoded, strict=True):
+            key = array._chunk_key(projection.chunk_coords)
+            with chunk_lock(array._store, key):
+                if data is None:
+                    array._store.delete(key)
+                else:
+                    array._store.set(key, data)
 
     if len(groups) == 1:
         store(groups[0], encode(groups[0]))
