@@ -25,6 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zarrkit as zk
+from zarrkit.codecs.v3 import sharding_partial
 from zarrkit.codecs.v3.sharding import EMPTY, ShardBuilder, ShardIndex, coalesce_ranges
 from zarrkit.concurrency import drain
 from zarrkit.errors import ChunkDecodeError
@@ -132,7 +133,7 @@ def test_read_all_of_many_shards_per_thread_fetches_each_shard_whole_once() -> N
 def test_one_big_shard_is_read_by_every_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """A shard's inner chunks are cut into several reads that the threads share, so
     reading one shard is not left to one thread."""
-    monkeypatch.setattr(sharded, "_MAX_READ", 1)  # one read per inner chunk
+    monkeypatch.setattr(sharding_partial, "MAX_READ", 1)  # one read per inner chunk
     store = RecordingStore(delay=0.005)
     a = sharded_array(store, shape=(8, 8, 8))
     data = image(a.shape)
@@ -150,7 +151,7 @@ def test_reads_are_cut_at_the_read_size(monkeypatch: pytest.MonkeyPatch) -> None
     a = sharded_array(store, shape=(8, 8, 8), compressors=None)
     a[...] = image(a.shape)
     inner_nbytes = 4 * 4 * 4 * 2
-    monkeypatch.setattr(sharded, "_MAX_READ", 3 * inner_nbytes)
+    monkeypatch.setattr(sharding_partial, "MAX_READ", 3 * inner_nbytes)
     store.calls.clear()
     a[...]
     assert len(store.calls) == 1 + 3  # the index, then 8 chunks in reads of at most 3
@@ -224,8 +225,8 @@ def test_reads_of_any_geometry_match_numpy(case: tuple[Any, ...], whole: bool, t
         data[region] = 0
     item_size = math.prod(chunks) * 2
     with (pytest.MonkeyPatch.context() as patch, zk.config.set(threads=threads)):
-        patch.setattr(sharded, "_RUN_CHUNKS", run_chunks)
-        patch.setattr(sharded, "_PIECE_BYTES", piece_chunks * item_size)
+        patch.setattr(sharding_partial, "_RUN_CHUNKS", run_chunks)
+        patch.setattr(sharding_partial, "_PIECE_BYTES", piece_chunks * item_size)
         patch.setattr(sharded, "_WHOLE_SHARDS_PER_THREAD", 0)
         np.testing.assert_array_equal(a[selection], data[selection])
 
@@ -233,13 +234,13 @@ def test_reads_of_any_geometry_match_numpy(case: tuple[Any, ...], whole: bool, t
 def test_inner_chunks_side_by_side_are_decoded_as_one_block(
         monkeypatch: pytest.MonkeyPatch) -> None:
     runs: list[int] = []
-    decode_run = sharded._RangeReader._decode_run
+    decode_run = sharding_partial.PartialReader._decode_run
 
     def record(self: Any, pieces: Any, what: str, target: Any) -> None:
         runs.append(len(pieces))
         decode_run(self, pieces, what, target)
 
-    monkeypatch.setattr(sharded._RangeReader, "_decode_run", record)
+    monkeypatch.setattr(sharding_partial.PartialReader, "_decode_run", record)
     for store in (MemoryStore(), WholeValueStore()):
         a = sharded_array(store, shape=(16, 16, 16), chunks=(4, 4, 4), shards=(8, 8, 8))
         data = image(a.shape)
@@ -283,7 +284,7 @@ def test_only_inner_chunks_side_by_side_in_one_row_form_a_block(
 
 def test_a_whole_shard_is_decoded_by_every_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     threads_seen: set[int] = set()
-    decode_all = sharded._RangeReader._decode_all
+    decode_all = sharding_partial.PartialReader._decode_all
     started = threading.Barrier(2, timeout=5)
 
     def record(self: Any, pieces: Any, what: str, target: Any) -> None:
@@ -292,8 +293,8 @@ def test_a_whole_shard_is_decoded_by_every_thread(monkeypatch: pytest.MonkeyPatc
             started.wait()  # both threads hold a piece of the first shard at once
         decode_all(self, pieces, what, target)
 
-    monkeypatch.setattr(sharded._RangeReader, "_decode_all", record)
-    monkeypatch.setattr(sharded, "_PIECE_BYTES", 1)  # a piece per inner chunk
+    monkeypatch.setattr(sharding_partial.PartialReader, "_decode_all", record)
+    monkeypatch.setattr(sharding_partial, "_PIECE_BYTES", 1)  # a piece per inner chunk
     store = WholeValueStore()
     a = sharded_array(store)
     data = image(a.shape)

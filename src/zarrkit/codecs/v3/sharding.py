@@ -3,7 +3,11 @@
 Besides encoding and decoding whole shards it exposes what partial I/O needs: the size and
 place of the index, :meth:`ShardingCodec.decode_index` and :class:`ShardIndex` to locate one
 inner chunk's bytes, :meth:`ShardingCodec.assemble` to build a shard from already-encoded
-inner chunks, and :func:`coalesce_ranges` to merge nearby byte ranges into fewer reads.
+inner chunks, and :func:`coalesce_ranges` to merge nearby byte ranges into fewer reads. The
+partial reads and writes themselves (:meth:`ShardingCodec.plan_partial_read`,
+:meth:`~ShardingCodec.partial_reader`, :meth:`~ShardingCodec.partial_writer`) live in
+:mod:`zarrkit.codecs.v3.sharding_partial`: they take a byte-range reader and a small context,
+never a store or an array.
 
 Inner chunks equal to the fill value everywhere are not stored; a shard with no stored
 inner chunk encodes to None so the caller can delete it. Inner chunks are written in
@@ -28,7 +32,7 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
@@ -38,6 +42,18 @@ from zarrkit.codecs.v3.pipeline import CodecPipelineV3
 from zarrkit.codecs.v3.spec import ChunkSpec
 from zarrkit.errors import ChunkDecodeError, MetadataError
 from zarrkit.metadata.fill_value import fill_mask
+
+if TYPE_CHECKING:
+    from zarrkit.codecs.v3.sharding_partial import (
+        Get,
+        GetRange,
+        PartialReader,
+        PartialWriter,
+        RangeRead,
+        ShardContext,
+        ShardJob,
+        ShardPiece,
+    )
 
 EMPTY = 2**64 - 1
 _EMPTY = np.uint64(EMPTY)
@@ -508,7 +524,7 @@ class ShardingCodec(ArrayBytesCodec):
         index.check_bounds(len(view))
         return index
 
-    def read_index(self, get_range: Callable[[int, int], bytes | None],
+    def read_index(self, get_range: Callable[[int, int], bytes | memoryview | None],
                    shard_shape: Sequence[int], *, what: str) -> ShardIndex | None:
         """The index of a stored shard, fetched alone with ``get_range(start, length)`` (a
         negative start counts from the end, as ``Store.get_range``); None when the shard
@@ -565,6 +581,76 @@ class ShardingCodec(ArrayBytesCodec):
             builder.add(key, present[key])
         shard = builder.finish()
         return None if shard is None else bytes(shard)
+
+    # --- partial I/O (see sharding_partial) ------------------------------------------------
+
+    def plan_partial_read(self, context: ShardContext, get_range: GetRange, job: ShardJob,
+                          output: np.ndarray[Any, Any], *, whole: bool = False
+                          ) -> list[RangeRead | ShardPiece]:
+        """The byte-range requests for one shard's part of a read (its index fetched with
+        ``get_range(key, start, length)``), unstored inner chunks filled into ``output``
+        at once; with ``whole``, one request for a shard wanted whole. A
+        :meth:`partial_reader` decodes them.
+
+        >>> from zarrkit.codecs.v3.sharding_partial import ShardContext, ShardJob
+        >>> from zarrkit.indexing import basic_indexer
+        >>> codec = ShardingCodec({"chunk_shape": [2], "codecs": ["bytes"]},
+        ...     ChunkSpec((4,), np.dtype("u1"), 0))
+        >>> shard = codec.encode(np.array([0, 0, 3, 4], "u1"))
+        >>> context = ShardContext("a", (4,), np.dtype("u1"), 0, (4,), lambda c: "c/0",
+        ...     lambda chunk: not chunk.any(), False)
+        >>> members = [(p.chunk_coords, p) for p in basic_indexer(np.s_[:], (4,), (2,))]
+        >>> out = np.ones(4, "u1")
+        >>> [r.length for r in codec.plan_partial_read(context,
+        ...     lambda key, start, n: shard[start:][:n], ShardJob((0,), None, members), out)]
+        [2]
+        >>> out.tolist()[:2]  # the unstored inner chunk, filled
+        [0, 0]
+        """
+        from zarrkit.codecs.v3.sharding_partial import plan_reads
+
+        return plan_reads(self, context, get_range, output, job, whole)
+
+    def partial_reader(self, context: ShardContext, get_range: GetRange,
+                       fetched_shard: Callable[[str], tuple[memoryview, Any] | None] | None
+                       = None) -> PartialReader:
+        """A reader of :meth:`plan_partial_read`'s requests (one per thread), fetching
+        byte ranges with ``get_range`` and whole shards with ``fetched_shard``.
+
+        >>> from zarrkit.codecs.v3.sharding_partial import ShardContext
+        >>> codec = ShardingCodec({"chunk_shape": [2], "codecs": ["bytes"]},
+        ...     ChunkSpec((4,), np.dtype("u1"), 0))
+        >>> context = ShardContext("a", (4,), np.dtype("u1"), 0, (4,), lambda c: "c/0",
+        ...     lambda chunk: not chunk.any(), False)
+        >>> type(codec.partial_reader(context, lambda key, start, n: None)).__name__
+        'PartialReader'
+        """
+        from zarrkit.codecs.v3.sharding_partial import PartialReader
+
+        return PartialReader(self, context, get_range, fetched_shard)
+
+    def partial_writer(self, context: ShardContext, get: Get, source: Any, is_scalar: bool
+                       ) -> PartialWriter:
+        """A rebuilder of shards (one per thread) that rewrites the inner chunks a write
+        touches from ``source`` and keeps the stored bytes of the others (read with
+        ``get(key)``).
+
+        >>> from zarrkit.codecs.v3.sharding_partial import ShardContext, ShardJob
+        >>> from zarrkit.indexing import basic_indexer
+        >>> codec = ShardingCodec({"chunk_shape": [2], "codecs": ["bytes"]},
+        ...     ChunkSpec((4,), np.dtype("u1"), 0))
+        >>> stored = {"c/0": codec.encode(np.array([1, 2, 0, 0], "u1"))}
+        >>> context = ShardContext("a", (4,), np.dtype("u1"), 0, (4,), lambda c: "c/0",
+        ...     lambda chunk: not chunk.any(), False)
+        >>> members = [(p.chunk_coords, p) for p in basic_indexer(np.s_[3:], (4,), (2,))]
+        >>> writer = codec.partial_writer(context, stored.get, 9, True)
+        >>> shard = writer.rebuild(ShardJob((0,), None, members)).finish()
+        >>> codec.decode(bytes(shard), what="c/0").tolist()
+        [1, 2, 0, 9]
+        """
+        from zarrkit.codecs.v3.sharding_partial import PartialWriter
+
+        return PartialWriter(self, context, get, source, is_scalar)
 
     # --- whole shards --------------------------------------------------------------------
 
