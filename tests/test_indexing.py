@@ -1063,7 +1063,9 @@ def test_docstring_examples(module: str) -> None:
 @PROPERTY
 @given(data=st.data())
 def test_orthogonal_premeshed_plan_equals_the_meshing_plan(data: st.DataObject) -> None:
-    """Parts meshed once per axis give exactly the projections meshed per chunk."""
+    """Parts meshed once per axis give the projections meshed per chunk: the same chunks,
+    and selections that pick the same elements in the same layout (an axis mixing slice
+    and array pieces has its slices as index arrays in the premeshed plan)."""
     from zarrkit.indexing.orthogonal import OrthogonalIndexer
 
     full, chunks = data.draw(arrays_and_chunks(min_dims=1, rectilinear=False))
@@ -1076,13 +1078,41 @@ def test_orthogonal_premeshed_plan_equals_the_meshing_plan(data: st.DataObject) 
     fast = list(indexer._iter_premeshed(*premeshed))
     slow = list(indexer._iter_meshing())
     assert len(fast) == len(slow)
+    chunk_shape = tuple(int(n) for n in chunks)  # type: ignore[arg-type]
+    chunk_positions = np.arange(int(np.prod(chunk_shape))).reshape(chunk_shape)
+    out_positions = np.arange(int(np.prod(indexer.shape))).reshape(indexer.shape)
     for a, b in zip(fast, slow, strict=True):
         assert a.chunk_coords == b.chunk_coords and a.is_complete == b.is_complete
-        for x, y in zip((*a.chunk_selection, *a.out_selection),
-                        (*b.chunk_selection, *b.out_selection), strict=True):
+        for positions, x, y in ((chunk_positions, a.chunk_selection, b.chunk_selection),
+                                (out_positions, a.out_selection, b.out_selection)):
+            picked, expected = positions[x], positions[y]
+            assert picked.shape == expected.shape
+            np.testing.assert_array_equal(picked, expected)
+
+
+@PROPERTY
+@given(data=st.data())
+def test_few_index_pieces_equal_the_numpy_grouping(data: st.DataObject) -> None:
+    """Short index arrays are grouped in plain Python: the same pieces as numpy's path."""
+    from zarrkit.indexing import dims
+
+    dim_len = data.draw(st.integers(1, 60))
+    chunk_len = data.draw(st.integers(1, 12))
+    indices = np.array(data.draw(st.lists(st.integers(0, dim_len - 1), min_size=1,
+                                          max_size=dims._FEW_INDICES)), dtype=np.intp)
+    few = dims.array_pieces(indices, dim_len, chunk_len)
+    saved, dims._FEW_INDICES = dims._FEW_INDICES, 0
+    try:
+        grouped = dims.array_pieces(indices, dim_len, chunk_len)
+    finally:
+        dims._FEW_INDICES = saved
+    assert len(few) == len(grouped)
+    for a, b in zip(few, grouped, strict=True):
+        assert a[0] == b[0] and a[3] == b[3]
+        for x, y in zip(a[1:3], b[1:3], strict=True):
             assert type(x) is type(y)
             if isinstance(x, np.ndarray):
+                assert x.dtype == y.dtype
                 np.testing.assert_array_equal(x, y)
-                assert x.shape == y.shape
             else:
                 assert x == y

@@ -20,9 +20,11 @@ so that numpy combines them orthogonally instead of pointwise.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from functools import lru_cache
 from itertools import product
 from math import prod
+from operator import itemgetter
 from typing import Any, cast
 
 import numpy as np
@@ -52,35 +54,127 @@ from zarrkit.indexing.plan import ChunkProjection, Indexer
 __all__ = ["OrthogonalIndexer", "orthogonal_indexer"]
 
 
-def _open_mesh(selection: tuple[Any, ...], axis_lengths: tuple[int, ...]) -> tuple[Any, ...]:
+def _open_mesh(selection: tuple[Any, ...], axis_lengths: tuple[int, ...],
+               cache: dict[tuple[int, ...], tuple[Any, Any]] | None = None) -> tuple[Any, ...]:
     """Rewrite a per-axis selection so numpy applies its index arrays orthogonally.
 
     numpy broadcasts index arrays together, and if advanced indices (arrays, and ints
     next to arrays) are not adjacent it moves the broadcast dimensions to the front. So
     arrays get ``np.ix_`` shapes, and when the advanced indices are split by a slice,
     the slices become aranges too so that every axis is advanced and none moves.
+    ``cache`` keeps the rewritten parts for selections that share them (the chunks of
+    one plan share each dimension's few pieces).
+
+    >>> [np.shape(p) for p in _open_mesh((np.array([0, 1]), slice(0, 3), 0, np.array([2])),
+    ...                                  (2, 3, 1, 4))]
+    [(2, 1, 1), (1, 3, 1), (), (1, 1, 1)]
     """
-    array_axes = [axis for axis, part in enumerate(selection) if type(part) is np.ndarray]
-    if not array_axes:
+    mesh_axes = _mesh_axes(tuple(map(type, selection)))
+    if mesh_axes is None:
         return selection
-    int_axes = [axis for axis, part in enumerate(selection) if type(part) is int]
-    if not int_axes and len(array_axes) == 1:
-        return selection
-    advanced_axes = sorted(array_axes + int_axes)
-    if advanced_axes[-1] - advanced_axes[0] == len(advanced_axes) - 1:
-        mesh_axes = array_axes
-    else:
-        mesh_axes = [axis for axis, part in enumerate(selection) if type(part) is not int]
     parts = list(selection)
     mesh_ndim = len(mesh_axes)
     for mesh_position, axis in enumerate(mesh_axes):
         part = parts[axis]
-        if type(part) is slice:
-            part = np.arange(*part.indices(axis_lengths[axis]))
-        mesh_shape = [1] * mesh_ndim
-        mesh_shape[mesh_position] = -1
-        parts[axis] = part.reshape(mesh_shape)
+        if cache is not None:
+            key = (id(part), axis_lengths[axis], mesh_position, mesh_ndim)
+            cached = cache.get(key)
+            if cached is not None and cached[0] is part:
+                parts[axis] = cached[1]
+                continue
+        meshed = _mesh_part(part, axis_lengths[axis], mesh_position, mesh_ndim)
+        if cache is not None:
+            cache[key] = (part, meshed)  # the part too: its id stays its own while cached
+        parts[axis] = meshed
     return tuple(parts)
+
+
+def _picker(axes: list[int]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """The parts at ``axes`` (none or one: itemgetter takes the rest) as a tuple."""
+    return lambda parts: tuple(parts[axis] for axis in axes)
+
+
+def _mesh_part(part: Any, length: int, position: int, mesh_ndim: int) -> Any:
+    """One axis's part as :func:`_open_mesh` rewrites it at ``position`` of a mesh of
+    ``mesh_ndim`` axes (``length``: the axis's length, for a slice)."""
+    if type(part) is slice:
+        part = np.arange(*part.indices(length))
+    mesh_shape = [1] * mesh_ndim
+    mesh_shape[position] = -1
+    return part.reshape(mesh_shape)
+
+
+def _premesh(parts: list[list[Any]], lengths: tuple[int, ...]) -> list[list[Any]] | None:
+    """Each axis's parts (one per piece) as :func:`_open_mesh` rewrites them in any
+    combination, or None when that rewrite depends on the combination (see
+    :func:`_mesh_plan`).
+
+    >>> [[np.shape(p) for p in axis] for axis in _premesh(
+    ...     [[np.array([0, 2]), slice(1, 2)], [slice(0, 3)], [0], [slice(0, 5)]], (4, 3, 1, 5))]
+    [[(2, 1, 1), (1, 1, 1)], [(1, 3, 1)], [()], [(1, 1, 5)]]
+    """
+    plan = _mesh_plan(tuple(frozenset(map(type, axis_parts)) for axis_parts in parts))
+    if plan is None:
+        return None
+    mesh_axes, as_arrays = plan
+    meshed = list(parts)
+    for axis in as_arrays:
+        meshed[axis] = [np.arange(*part.indices(lengths[axis])) if type(part) is slice
+                        else part for part in parts[axis]]
+    for position, axis in enumerate(mesh_axes or ()):
+        meshed[axis] = [_mesh_part(part, lengths[axis], position, len(mesh_axes or ()))
+                        for part in meshed[axis]]
+    return meshed
+
+
+@lru_cache(maxsize=256)
+def _mesh_plan(kinds: tuple[frozenset[type], ...]
+               ) -> tuple[tuple[int, ...] | None, tuple[int, ...]] | None:
+    """How to mesh selections whose axes' parts are of these kinds, alike for every
+    combination of pieces: the mesh axes (:func:`_mesh_axes`) and the axes whose slices
+    must become index arrays; None when no one rewrite fits every combination.
+
+    An index array's pieces are slices where their indices run evenly and arrays
+    elsewhere (S10's rows: four in one chunk, one in another). Where such a mix does not
+    change the mesh (a lone index array), the slices stay slices; where it does, they
+    become index arrays, so that every combination meshes alike.
+
+    >>> mixed, alone = frozenset({np.ndarray, slice}), frozenset({int})
+    >>> _mesh_plan((mixed,)), _mesh_plan((mixed, alone))
+    ((None, ()), ((0,), (0,)))
+    >>> _mesh_plan((mixed, frozenset({slice}), alone, frozenset({slice})))  # S10's oindex
+    ((0, 1, 3), (0,))
+    """
+    mixed = [axis for axis, axis_kinds in enumerate(kinds) if len(axis_kinds) > 1]
+    if len(mixed) > 4 or any(kinds[axis] != {slice, np.ndarray} for axis in mixed):
+        return None
+    base = [next(iter(axis_kinds)) if len(axis_kinds) == 1 else np.ndarray
+            for axis_kinds in kinds]
+    layouts = set()
+    for choice in product((slice, np.ndarray), repeat=len(mixed)):
+        combination = list(base)
+        for axis, kind in zip(mixed, choice, strict=True):
+            combination[axis] = kind
+        layouts.add(_mesh_axes(tuple(combination)))
+    if len(layouts) == 1:
+        return layouts.pop(), ()
+    return _mesh_axes(tuple(base)), tuple(mixed)
+
+
+@lru_cache(maxsize=256)
+def _mesh_axes(kinds: tuple[type, ...]) -> tuple[int, ...] | None:
+    """The axes :func:`_open_mesh` turns into mesh arrays for selections of these part
+    types, or None when numpy already indexes them orthogonally."""
+    array_axes = [axis for axis, kind in enumerate(kinds) if kind is np.ndarray]
+    if not array_axes:
+        return None
+    int_axes = [axis for axis, kind in enumerate(kinds) if kind is int]
+    if not int_axes and len(array_axes) == 1:
+        return None
+    advanced_axes = sorted(array_axes + int_axes)
+    if advanced_axes[-1] - advanced_axes[0] == len(advanced_axes) - 1:
+        return tuple(array_axes)
+    return tuple(axis for axis, kind in enumerate(kinds) if kind is not int)
 
 
 class OrthogonalIndexer:
@@ -156,36 +250,27 @@ class OrthogonalIndexer:
     def _premeshed(self) -> tuple[list[list[Any]], list[list[Any]]] | None:
         """Per axis, every piece's chunk part and output part already rewritten by
         :func:`_open_mesh`, when that rewrite cannot depend on the other axes' pieces
-        (a regular grid and, along each axis, pieces of one kind): each part is then
-        meshed once instead of once per chunk. None otherwise."""
+        (a regular grid; see :func:`_mesh_plan`): each part is then meshed once instead
+        of once per chunk. None otherwise."""
         if self._rectilinear:
             return None
         pieces = self._pieces
-        for axis_pieces in pieces:
-            if len({(type(p[1]), type(p[2])) for p in axis_pieces}) != 1:
-                return None
+        if not all(pieces):  # a selection touching nothing
+            return None
         chunk_shape = cast(tuple[int, ...], self._chunks)
         kept_axes = [axis for axis, axis_pieces in enumerate(pieces)
                      if axis_pieces[0][2] is not None]
-        template = [axis_pieces[0] for axis_pieces in pieces]
-        chunk_parts: list[list[Any]] = []
-        out_parts: list[list[Any]] = []
-        for axis, axis_pieces in enumerate(pieces):
-            axis_chunk_parts: list[Any] = []
-            axis_out_parts: list[Any] = []
-            for piece in axis_pieces:
-                combination = list(template)
-                combination[axis] = piece
-                meshed_chunk = _open_mesh(tuple(p[1] for p in combination), chunk_shape)
-                axis_chunk_parts.append(meshed_chunk[axis])
-                if piece[2] is None:
-                    axis_out_parts.append(None)
-                    continue
-                meshed_out = _open_mesh(tuple(combination[a][2] for a in kept_axes), self.shape)
-                axis_out_parts.append(meshed_out[kept_axes.index(axis)])
-            chunk_parts.append(axis_chunk_parts)
-            out_parts.append(axis_out_parts)
-        return chunk_parts, out_parts
+        chunk_parts = [[piece[1] for piece in axis_pieces] for axis_pieces in pieces]
+        out_parts = [[pieces[axis][i][2] for i in range(len(pieces[axis]))]
+                     for axis in kept_axes]
+        chunk_meshed = _premesh(chunk_parts, chunk_shape)
+        out_meshed = _premesh(out_parts, self.shape)
+        if chunk_meshed is None or out_meshed is None:
+            return None
+        all_out: list[list[Any]] = [[None] * len(axis_pieces) for axis_pieces in pieces]
+        for kept, axis in enumerate(kept_axes):
+            all_out[axis] = out_meshed[kept]
+        return chunk_meshed, all_out
 
     def __iter__(self) -> Iterator[ChunkProjection]:
         premeshed = self._premeshed()
@@ -195,16 +280,25 @@ class OrthogonalIndexer:
 
     def _iter_premeshed(self, chunk_parts: list[list[Any]], out_parts: list[list[Any]]
                         ) -> Iterator[ChunkProjection]:
-        pieces = self._pieces
-        kept_axes = [axis for axis, axis_pieces in enumerate(pieces)
+        # Per axis, each piece as it goes into a projection: zip(*) then assembles the
+        # projection's fields in C.
+        records = [list(zip([piece[0] for piece in axis_pieces], chunk_parts[axis],
+                            out_parts[axis], [piece[3] for piece in axis_pieces],
+                            strict=True))
+                   for axis, axis_pieces in enumerate(self._pieces)]
+        kept_axes = [axis for axis, axis_pieces in enumerate(self._pieces)
                      if axis_pieces[0][2] is not None]
-        for choice in product(*(range(len(axis_pieces)) for axis_pieces in pieces)):
-            yield ChunkProjection(
-                tuple(pieces[axis][j][0] for axis, j in enumerate(choice)),
-                tuple(chunk_parts[axis][j] for axis, j in enumerate(choice)),
-                tuple(out_parts[axis][choice[axis]] for axis in kept_axes),
-                all(pieces[axis][j][3] for axis, j in enumerate(choice)),
-            )
+        # The output's axes, picked in C (an integer drops its axis from the output).
+        kept: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None
+        if len(kept_axes) >= 2 and self._drops_dims:
+            kept = itemgetter(*kept_axes)
+        elif self._drops_dims:
+            kept = _picker(kept_axes)
+        for combination in product(*records):
+            coords, chunk_selection, out_selection, completes = zip(*combination, strict=True)
+            yield ChunkProjection(coords, chunk_selection,
+                                  out_selection if kept is None else kept(out_selection),
+                                  False not in completes)
 
     def _iter_meshing(self) -> Iterator[ChunkProjection]:
         return self._meshed(product(*self._pieces))
@@ -229,6 +323,7 @@ class OrthogonalIndexer:
         common_shape = None if self._rectilinear else cast(tuple[int, ...], chunks)
         out_shape = self.shape
         drops_dims = self._drops_dims
+        meshes: dict[tuple[int, ...], tuple[Any, Any]] = {}
         for combination in combinations:
             coords, chunk_parts, out_parts, completes = zip(*combination, strict=False)
             if drops_dims:
@@ -237,8 +332,8 @@ class OrthogonalIndexer:
             chunk_shape = chunk_shape_at(chunks, coords) if common_shape is None else common_shape
             yield ChunkProjection(
                 coords,
-                _open_mesh(chunk_parts, chunk_shape),
-                _open_mesh(out_parts, out_shape),
+                _open_mesh(chunk_parts, chunk_shape, meshes),
+                _open_mesh(out_parts, out_shape, meshes),
                 False not in completes,
             )
 
