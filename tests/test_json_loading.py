@@ -57,3 +57,41 @@ def test_other_encodings_and_refused_documents() -> None:
         jsonio.load_json(b"[" * 200 + b"]" * 200, key="k")
     with pytest.raises(MetadataError, match="nests deeper than 128"):
         jsonio.load_json(b"[" * 2000 + b"]" * 2000, key="k")
+
+
+json_texts = st.recursive(
+    st.integers(-10**25, 10**25).map(str) | st.text(alphabet='[]{}"\\ab1').map(json.dumps),
+    lambda children: st.lists(children, max_size=3).map(lambda items: "[" + ", ".join(items) + "]")
+    | st.lists(children, max_size=3).map(
+        lambda items: "{" + ", ".join(f'"k{i}": {v}' for i, v in enumerate(items)) + "}"),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=json_texts, limit=st.integers(0, 6))
+def test_the_one_pass_scan_agrees_with_the_python_walks(text: str, limit: int) -> None:
+    """The engine's scan gives the depth the document walk gives (brackets and quotes
+    inside strings ignored) and finds the long numbers that the digit search finds."""
+    if jsonio._json_scan is None:
+        pytest.skip("the native engine is not built")
+    depth, digits = jsonio._json_scan(text.encode())
+    document = json.loads(text)
+    assert (depth > limit) == jsonio.json_depth_exceeds(document, limit)
+    long_numbers = any(len(token.lstrip("-")) >= 19 for token in
+                       json.dumps(document).replace("[", " ").replace("]", " ").replace(
+                           ",", " ").replace("}", " ").replace(":", " ").split()
+                       if token.lstrip("-").isdigit())
+    assert (digits >= 19) == long_numbers
+
+
+def test_utf16_documents_are_not_scanned_as_bytes() -> None:
+    """UTF-16 code units can hold the bytes of brackets and quotes: such documents take
+    the Python checks, and still meet the depth limit."""
+    tricky = {"a": "\u225b\u5b22\u7b7b", "b": [[1]]}
+    for encoding in ("utf-16", "utf-16-le", "utf-32"):
+        data = json.dumps(tricky, ensure_ascii=False).encode(encoding)
+        assert jsonio.load_json(data, key="k") == tricky
+        deep = ("[" * 200 + "]" * 200).encode(encoding)
+        with pytest.raises(MetadataError, match="nests deeper than 128"):
+            jsonio.load_json(deep, key="k")

@@ -12,6 +12,7 @@ mod chain;
 mod codecs;
 mod engine;
 mod grid;
+mod json;
 mod points;
 mod strided;
 
@@ -398,6 +399,17 @@ fn encode_batch<'py>(
     PyList::new(py, items)
 }
 
+/// `(deepest nesting of arrays and objects, longest run of digits)` of a JSON text, both
+/// outside strings: the metadata loader's depth limit and its test for integers the fast
+/// parser cannot keep exact, in one pass (the GIL released for a long text).
+#[pyfunction]
+fn json_scan(py: Python<'_>, data: &[u8]) -> (usize, usize) {
+    if data.len() < 1 << 16 {
+        return json::scan(data);
+    }
+    py.detach(|| json::scan(data))
+}
+
 /// The versions of the C libraries this build carries.
 #[pyfunction]
 fn versions() -> Vec<(String, String)> {
@@ -420,6 +432,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_files, m)?)?;
     m.add_function(wrap_pyfunction!(decode_points_into, m)?)?;
     m.add_function(wrap_pyfunction!(versions, m)?)?;
+    m.add_function(wrap_pyfunction!(json_scan, m)?)?;
     m.add("ChunkDecodeError", m.py().get_type::<ChunkDecodeError>())?;
     m.add("ChunkReadError", m.py().get_type::<ChunkReadError>())?;
     Ok(())

@@ -120,3 +120,7 @@ def read_files(paths: list[str], threads: int) -> list[bytes | None | bool]:
 
 def versions() -> list[tuple[str, str]]:
     """The engine's version and those of the C libraries it carries."""
+
+def json_scan(data: bytes) -> tuple[int, int]:
+    """``(deepest nesting of arrays and objects, longest run of digits)`` of a UTF-8 JSON
+    text, both outside strings (the metadata loader's depth limit and long-number test)."""

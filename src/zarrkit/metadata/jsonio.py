@@ -15,16 +15,21 @@ b'{\\n  "b": 1,\\n  "a": [\\n    1,\\n    2\\n  ]\\n}'
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
+from zarrkit.config import config
 from zarrkit.errors import MetadataError
 
 try:
     import orjson as _orjson
 except ImportError:  # the standard parser does it all, only slower
     _orjson = None  # type: ignore[assignment]
+try:  # one pass over the text for the depth limit and long numbers (see load_json)
+    from zarrkit._engine import json_scan as _json_scan
+except ImportError:  # the engine is not built (or predates it): two Python walks instead,
+    _json_scan = None  # type: ignore[assignment]  # as with config.engine = "python"
 
 # Far deeper than any real metadata (OME-Zarr attributes nest under 10 levels), far
 # shallower than the interpreter's recursion limit: the recursive steps that read and write
@@ -233,20 +238,37 @@ def load_json(data: bytes | str, *, key: str) -> Any:
     Traceback (most recent call last):
     zarrkit.errors.MetadataError: zarr.json: metadata nests deeper than 128 levels
     """
-    document = _fast_loads(data)
+    scan = (_json_scan(data) if _is_utf8_text(data) and _json_scan is not None
+            and config.engine != "python" else None)
+    long_number = scan[1] >= _LONG_DIGITS if scan is not None else _has_long_number(data)
+    document = _UNPARSED if long_number else _fast_loads(data)
     if document is _UNPARSED:
         document = _standard_loads(data, key)
-    # Counting brackets costs nanoseconds; only a document with many is walked.
-    if _container_marks(data) > MAX_JSON_DEPTH and json_depth_exceeds(document, MAX_JSON_DEPTH):
+    if scan is not None:
+        too_deep = scan[0] > MAX_JSON_DEPTH
+    else:
+        # Counting brackets costs nanoseconds; only a document with many is walked.
+        too_deep = (_container_marks(data) > MAX_JSON_DEPTH
+                    and json_depth_exceeds(document, MAX_JSON_DEPTH))
+    if too_deep:
         raise MetadataError(f"{key}: metadata nests deeper than {MAX_JSON_DEPTH} levels")
     return document
+
+
+def _is_utf8_text(data: bytes | str) -> TypeGuard[bytes]:
+    """Whether ``data`` is bytes the one-pass scan reads right: UTF-8 (whose multi-byte
+    characters hold no ASCII byte), not the UTF-16 or UTF-32 that the standard parser also
+    accepts, told apart as it tells them (a NUL among the first bytes, or a BOM)."""
+    return (type(data) is bytes and b"\0" not in data[:4]
+            and not data.startswith((b"\xff\xfe", b"\xfe\xff")))
 
 
 _UNPARSED = object()
 # Digits to "0", everything else to " ": then 19 digits in a row are one substring search
 # (a regular expression took 15 ms over a 1.4 MB consolidated document, this 1).
 _DIGITS_ONLY = bytes(ord("0") if chr(i).isdigit() and i < 128 else ord(" ") for i in range(256))
-_LONG_RUN = b"0" * 19
+_LONG_DIGITS = 19
+_LONG_RUN = b"0" * _LONG_DIGITS
 
 
 def _has_long_number(data: bytes | str) -> bool:
@@ -263,8 +285,8 @@ def _fast_loads(data: bytes | str) -> Any:
     the standard parser's (orjson refuses more: text that is not UTF-8, escaped lone
     surrogates, very deep nesting; and NaN, which is refused anyway). A document with a
     number of 19 digits or more goes to the standard parser too: orjson reads integers
-    beyond 64 bits as floats, where it should keep them exact."""
-    if _orjson is None or _has_long_number(data):
+    beyond 64 bits as floats, where it should keep them exact (the caller checks)."""
+    if _orjson is None:
         return _UNPARSED
     try:
         return _orjson.loads(data)
