@@ -57,12 +57,21 @@ fn count(mut lengths: impl Iterator<Item = usize>) -> Result<usize, TaskError> {
         .ok_or_else(|| TaskError::Value("too many chunks".into()))
 }
 
-/// The `i`-th combination (C order) of one item from each list of `lengths`.
-fn unravel(mut i: usize, lengths: &[usize], digits: &mut [usize]) {
-    for d in (0..lengths.len()).rev() {
-        digits[d] = i % lengths[d];
-        i /= lengths[d];
-    }
+/// Every combination (C order) of one item from each list of `lengths`, as the items'
+/// positions in their lists; how many there are, checked not to overflow.
+fn combinations(
+    lengths: &[usize],
+) -> Result<(usize, impl Iterator<Item = Vec<usize>> + '_), TaskError> {
+    let n = count(lengths.iter().copied())?;
+    let all = (0..n).map(move |mut i| {
+        let mut digits = vec![0; lengths.len()];
+        for d in (0..lengths.len()).rev() {
+            digits[d] = i % lengths[d];
+            i /= lengths[d];
+        }
+        digits
+    });
+    Ok((n, all))
 }
 
 pub fn decode_grid_into(
@@ -93,12 +102,10 @@ fn plain(
     threads: usize,
 ) -> Result<GridResult, TaskError> {
     let lengths: Vec<usize> = dims.iter().map(Vec::len).collect();
-    let n = count(lengths.iter().copied())?;
+    let (n, all) = combinations(&lengths)?;
     let mut tasks = Vec::with_capacity(n);
     let mut coords_of = Vec::with_capacity(n);
-    let mut digits = vec![0; dims.len()];
-    for i in 0..n {
-        unravel(i, &lengths, &mut digits);
+    for digits in all {
         let pieces: Vec<&Piece> = digits.iter().zip(dims).map(|(&j, d)| &d[j]).collect();
         let coords: Vec<usize> = pieces.iter().map(|p| p.index).collect();
         let key = files.key(&coords);
@@ -111,7 +118,7 @@ fn plain(
         coords_of.push(coords);
     }
     let outcomes = engine::decode_into(chain, out, &tasks, threads)?;
-    Ok(summarize(&outcomes, coords_of))
+    Ok(summarize(outcomes.into_iter().zip(coords_of)))
 }
 
 fn sharded(
@@ -140,21 +147,17 @@ fn sharded(
         groups.push(g);
     }
     let lengths: Vec<usize> = groups.iter().map(Vec::len).collect();
-    let n = count(lengths.iter().copied())?;
+    let (n, all) = combinations(&lengths)?;
     let mut tasks = Vec::with_capacity(n);
     let mut coords_of = Vec::with_capacity(n);
-    let mut digits = vec![0; dims.len()];
-    for i in 0..n {
-        unravel(i, &lengths, &mut digits);
+    for digits in all {
         let chosen: Vec<&(usize, std::ops::Range<usize>)> =
             digits.iter().zip(&groups).map(|(&j, g)| &g[j]).collect();
         let coords: Vec<usize> = chosen.iter().map(|(s, _)| *s).collect();
         let inner_lengths: Vec<usize> = chosen.iter().map(|(_, r)| r.len()).collect();
-        let m = count(inner_lengths.iter().copied())?;
+        let (m, all_inner) = combinations(&inner_lengths)?;
         let mut inner = Vec::with_capacity(m);
-        let mut inner_digits = vec![0; dims.len()];
-        for k in 0..m {
-            unravel(k, &inner_lengths, &mut inner_digits);
+        for inner_digits in all_inner {
             let pieces: Vec<&Piece> = (0..dims.len())
                 .map(|d| &dims[d][chosen[d].1.start + inner_digits[d]])
                 .collect();
@@ -169,12 +172,13 @@ fn sharded(
         coords_of.push(coords);
     }
     let outcomes = engine::decode_shards_into(chain, out, &tasks, threads)?;
-    Ok(summarize(&outcomes, coords_of))
+    Ok(summarize(outcomes.into_iter().zip(coords_of)))
 }
 
-fn summarize(outcomes: &[Outcome], coords_of: Vec<Vec<usize>>) -> GridResult {
+/// The outcomes of reads of chunk (or shard) files, each with its coordinates, counted.
+pub(crate) fn summarize(outcomes: impl IntoIterator<Item = (Outcome, Vec<usize>)>) -> GridResult {
     let mut result = GridResult { missing: 0, deferred: Vec::new() };
-    for (o, coords) in outcomes.iter().zip(coords_of) {
+    for (o, coords) in outcomes {
         match o {
             Outcome::Missing => result.missing += 1,
             Outcome::Deferred => result.deferred.push(coords),

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use crate::chain::{Chain, Kind};
 use crate::engine::{Outcome, TaskError};
-use crate::grid::{Files, GridResult};
+use crate::grid::{summarize, Files, GridResult};
 use crate::strided::OutArray;
 
 /// One run of consecutive points in the same chunk.
@@ -60,17 +60,16 @@ pub fn decode_points_into(
         ));
     }
     let mut grid = Vec::with_capacity(ndim);
-    let mut total: u64 = 1;
     for (&length, &c) in array_shape.iter().zip(&chain.chunk_shape) {
         if c == 0 {
             return Err(TaskError::Value("chunks of length 0".into()));
         }
-        let g = length.div_ceil(c) as u64;
-        total = total
-            .checked_mul(g.max(1))
-            .ok_or_else(|| TaskError::Value("too many chunks to number".into()))?;
-        grid.push(g.max(1));
+        grid.push((length.div_ceil(c) as u64).max(1));
     }
+    // Chunks are numbered in one u64 (C order of the grid).
+    grid.iter()
+        .try_fold(1u64, |total, &g| total.checked_mul(g))
+        .ok_or_else(|| TaskError::Value("too many chunks to number".into()))?;
     for (d, c) in coords.iter().enumerate() {
         if c.len() != n {
             return Err(TaskError::Value(format!(
@@ -145,14 +144,5 @@ pub fn decode_points_into(
             Err(other) => Ok((other, chunk_coords)),
         }
     })?;
-    let mut result = GridResult { missing: 0, deferred: Vec::new() };
-    for (o, c) in outcomes {
-        match o {
-            Outcome::Missing => result.missing += 1,
-            Outcome::Deferred => result.deferred.push(c),
-            Outcome::Read => {}
-        }
-    }
-    let _ = total;
-    Ok(result)
+    Ok(summarize(outcomes))
 }
