@@ -14,7 +14,6 @@ import itertools
 import math
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -30,7 +29,16 @@ from zarrkit.errors import (
     ShapeOverflowError,
     UnsupportedOperationError,
 )
-from zarrkit.hierarchy import read_engine, write_engine
+from zarrkit.hierarchy import read_engine, shape_changes, write_engine
+from zarrkit.hierarchy.accessors import ArrayConfig, BlockIndex, OIndex, StoredBytes, VIndex
+from zarrkit.hierarchy.array_layout import (
+    clipped_lengths,
+    grid_chunks,
+    largest_allocation,
+    largest_chunk_shape,
+    read_fill,
+    string_dtype,
+)
 from zarrkit.hierarchy.attributes import Attributes, Edit
 from zarrkit.hierarchy.consolidated import record_changes, record_documents_v2
 from zarrkit.hierarchy.info import ArrayInfo
@@ -58,7 +66,7 @@ from zarrkit.indexing.dispatch import (
     is_plain_basic,
     split_fields,
 )
-from zarrkit.metadata.fill_value import default_fill_value, is_all_fill
+from zarrkit.metadata.fill_value import is_all_fill
 from zarrkit.metadata.jsonio import as_json_lists, dump_json
 from zarrkit.metadata.v2 import ZATTRS
 from zarrkit.paths import join_path, key_prefix
@@ -71,94 +79,6 @@ if TYPE_CHECKING:
 
 # Chunk keys an array remembers (see Array._chunk_keys): a few MiB at most.
 _CHUNK_KEYS_KEPT = 1 << 14
-
-
-def _grid_chunks(metadata: Any) -> tuple[Any, ...]:
-    """The storage grid in the indexing package's terms: per dimension a chunk length, or
-    for a rectilinear dimension its chunk boundaries ``(0, b1, ..., bk)``."""
-    if metadata.zarr_format == 2:
-        return tuple(metadata.chunks)
-    from zarrkit.metadata.chunk_grid import RectilinearChunkGrid
-
-    grid = metadata.chunk_grid
-    if not isinstance(grid, RectilinearChunkGrid):
-        return tuple(metadata.chunks)
-    return tuple(
-        lengths if isinstance(lengths, int) else tuple(itertools.accumulate(lengths, initial=0))
-        for lengths in grid.chunk_shapes
-    )
-
-
-def _largest_allocation(chunk_shape: tuple[int, ...], dtype: np.dtype[Any], pipeline: Any
-                        ) -> tuple[int, str]:
-    """The largest block of memory that I/O of one chunk allocates, and what it is: the
-    chunk decoded, or a shard's index (also inside nested shards), whichever is larger.
-
-    >>> _largest_allocation((2**40,), np.dtype("u1"), None)
-    (1099511627776, 'a chunk of shape (1099511627776,) (1099511627776 bytes decoded)')
-    """
-    nbytes = math.prod(chunk_shape) * dtype.itemsize
-    largest = (nbytes, f"a chunk of shape {chunk_shape} ({nbytes} bytes decoded)")
-    shape, sharding = chunk_shape, getattr(pipeline, "sharding", None)
-    while sharding is not None:
-        index_nbytes = sharding.index_nbytes(shape)
-        if index_nbytes > largest[0]:
-            largest = (index_nbytes, f"the index of a shard of "
-                       f"{sharding.chunks_per_shard(shape)} inner chunks ({index_nbytes} bytes)")
-        shape, sharding = sharding.chunk_shape, sharding.inner_pipeline.sharding
-    return largest
-
-
-def _largest_chunk_shape(shape: tuple[int, ...], grid_chunks: tuple[Any, ...]
-                         ) -> tuple[int, ...]:
-    """Per dimension, the longest (full) chunk holding data: the chunk length, or the
-    longest rectilinear chunk that starts inside the array."""
-    return tuple(
-        chunks if isinstance(chunks, int) else max(
-            (stop - start for start, stop in itertools.pairwise(chunks) if start < size),
-            default=0)
-        for size, chunks in zip(shape, grid_chunks, strict=True))
-
-
-def _string_dtype(metadata: Any) -> np.dtype[Any] | None:
-    """numpy's variable-width ``StringDType()`` when ``metadata`` describes variable-length
-    UTF-8 strings (the v3 ``string`` data type; a v2 object array whose object codec, its
-    first filter, is ``vlen-utf8``) and numpy has that type (2.0 on), else None:
-    zarr-python 3.1 reads and reports such arrays in that type. Chunks still hold them as
-    objects (what the codecs take and give).
-
-    >>> from zarrkit.hierarchy.creation import array_metadata
-    >>> _string_dtype(array_metadata(zarr_format=2, shape=(1,), dtype=str))
-    StringDType()
-    >>> _string_dtype(array_metadata(zarr_format=3, shape=(1,), dtype=bytes)) is None
-    True
-    """
-    string_type = getattr(np.dtypes, "StringDType", None)
-    if string_type is None or metadata.dtype.kind != "O":
-        return None
-    if metadata.zarr_format == 3:
-        strings = getattr(metadata.data_type, "kind", None) == "string"
-    else:
-        # Parsing checked that an object array's first filter is its object codec.
-        filters: tuple[Any, ...] = metadata.filters or ()
-        strings = bool(filters) and filters[0].get("id") == "vlen-utf8"
-    return string_type() if strings else None  # type: ignore[no-any-return]
-
-
-def _read_fill(metadata: Any) -> Any:
-    """The value of elements in missing chunks: the fill value, or the type's default (zero,
-    NaT for times) when it is null: the spec leaves such chunks undefined, and that is what
-    zarr-python returns."""
-    if metadata.fill_value is not None or metadata.zarr_format == 3:
-        return metadata.fill_value
-    if metadata.dtype.kind == "O":
-        filter_ids = {f.get("id") for f in metadata.filters or ()}
-        if "vlen-utf8" in filter_ids:
-            return ""
-        if "vlen-bytes" in filter_ids:
-            return b""
-        return None
-    return default_fill_value(metadata.dtype)
 
 
 class Array:
@@ -237,7 +157,7 @@ class Array:
         self._metadata_key = array_metadata_key(self._path, metadata.zarr_format)
         # The storage grid: shards for a sharded array, chunks otherwise; a rectilinear
         # dimension holds its chunk boundaries instead of one length.
-        self._grid_chunks: tuple[Any, ...] = _grid_chunks(metadata)
+        self._grid_chunks: tuple[Any, ...] = grid_chunks(metadata)
         self._regular = all(isinstance(c, int) for c in self._grid_chunks)
         first_chunk = None if self._regular else chunk_shape_at(
             self._grid_chunks, (0,) * len(self._grid_chunks))
@@ -251,11 +171,11 @@ class Array:
         # (config.engine, the native chain or None), set on the first read.
         self._native: tuple[str, Any] | None = None
         # Chunks hold the metadata's dtype; reads give (and ``dtype`` reports) the user's,
-        # which differs only for strings (see _string_dtype).
-        string_dtype = _string_dtype(metadata)
-        self._strings = string_dtype is not None
+        # which differs only for strings (see array_layout.string_dtype).
+        strings = string_dtype(metadata)
+        self._strings = strings is not None
         self._storage_dtype: np.dtype[Any] = metadata.dtype
-        self._dtype: np.dtype[Any] = string_dtype or metadata.dtype
+        self._dtype: np.dtype[Any] = strings or metadata.dtype
         self._pipeline_sharding = getattr(self._pipeline, "sharding", None)
         # Partial shard I/O decodes inner chunks straight into the output, in the storage
         # dtype: strings (objects in chunks, StringDType out) go through whole shards.
@@ -264,15 +184,15 @@ class Array:
         if self._pipeline_sharding is not None and not self._regular:
             raise MetadataError(
                 f"array {self.name!r}: sharding needs a regular chunk grid")
-        self._fill = _read_fill(metadata)
+        self._fill = read_fill(metadata)
         self._prefix = key_prefix(self._path)
         # Chunk coordinates -> store keys: the same chunks' keys are made on every read
         # of a small selection (a third of S10's per-chunk cost, without this).
         self._chunk_keys: dict[tuple[int, ...], str] = {}
         # Checked against config.max_chunk_bytes before each selection's I/O (not here:
         # valid metadata must open, and the limit can change).
-        self._largest_allocation = _largest_allocation(
-            _largest_chunk_shape(metadata.shape, self._grid_chunks), metadata.dtype,
+        self._largest_allocation = largest_allocation(
+            largest_chunk_shape(metadata.shape, self._grid_chunks), metadata.dtype,
             self._pipeline)
 
     def _check_allocation_limit(self) -> None:
@@ -693,7 +613,7 @@ class Array:
         ...                 zarr_format=3).write_chunk_sizes
         ((1, 2, 3),)
         """
-        return tuple(_clipped_lengths(size, chunks)
+        return tuple(clipped_lengths(size, chunks)
                      for size, chunks in zip(self.shape, self._grid_chunks, strict=True))
 
     @property
@@ -711,7 +631,7 @@ class Array:
             return self.write_chunk_sizes
         inner = tuple(self._pipeline_sharding.chunk_shape)
         return tuple(
-            tuple(length for shard in shards for length in _clipped_lengths(shard, step))
+            tuple(length for shard in shards for length in clipped_lengths(shard, step))
             for shards, step in zip(self.write_chunk_sizes, inner, strict=True))
 
     @classmethod
@@ -1148,52 +1068,7 @@ class Array:
         >>> a.resize(3); a.resize(6); a[:]
         array([0, 1, 2, 0, 0, 0])
         """
-        self._check_writable()
-        shape = (new_shape, *more)
-        new_shape = tuple(int(s) for s in (shape[0] if len(shape) == 1 and isinstance(
-            shape[0], (tuple, list)) else shape))
-        if len(new_shape) != self.ndim or any(s < 0 for s in new_shape):
-            raise ValueError(
-                f"cannot resize array {self.name!r} of shape {self.shape} to {new_shape}"
-            )
-        if any(n < o for n, o in zip(new_shape, self.shape, strict=True)):
-            self._check_allocation_limit()  # before any change: shrinking rewrites chunks
-        # Shrinking clears what falls outside before the smaller shape is written: a
-        # writer killed in between leaves the old shape over partly cleared data, never a
-        # small shape over old data that a later grow would bring back.
-        current = stored_metadata(self._store, self._metadata_key, self._metadata.zarr_format)
-        if any(n < o for n, o in zip(new_shape, current.shape, strict=True)):
-            # Along growing dimensions nothing is cleared (and a rectilinear grid may
-            # not cover the new length yet).
-            self._trim_chunks(tuple(min(n, o) for n, o in zip(new_shape, current.shape,
-                                                              strict=True)))
-        self._update_metadata(lambda stored: _with_shape(stored, new_shape))
-
-    def _trim_chunks(self, shape: tuple[int, ...]) -> None:
-        grid = grid_shape(shape, self._grid_chunks)
-        doomed: list[str] = []
-        straddling: list[tuple[str, tuple[int, ...], tuple[slice, ...]]] = []
-        for key in list(self._store.list_prefix(self._prefix)):  # type: ignore[attr-defined]
-            coords = self._metadata.parse_chunk_key(key[len(self._prefix):])
-            if coords is None:
-                continue
-            if any(c >= g for c, g in zip(coords, grid, strict=True)):
-                doomed.append(key)
-                continue
-            starts = self._chunk_start(coords)
-            extents = self._chunk_shape(coords)
-            if any(b + n > s for b, n, s in zip(starts, extents, shape, strict=True)):
-                inside = tuple(slice(0, min(n, s - b))
-                               for b, n, s in zip(starts, extents, shape, strict=True))
-                straddling.append((key, coords, inside))
-        for key in doomed:
-            self._store.delete(key)
-        for key, coords, inside in straddling:
-            with chunk_lock(self._store, key):
-                chunk = self._load_chunk_for_update(key, coords)
-                trimmed = self._empty_chunk(coords)
-                trimmed[inside] = chunk[inside]
-                self._store_chunk(key, trimmed)
+        shape_changes.resize(self, new_shape, *more)
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Grow the array along ``axis`` and write ``data`` into the new region; return
@@ -1204,68 +1079,12 @@ class Array:
         >>> a.append(np.ones((1, 2)))
         (3, 2)
         """
-        data = np.asanyarray(data)
-        if data.ndim != self.ndim:
-            raise ValueError(f"cannot append {data.ndim}-d data to a {self.ndim}-d array")
-        axis = axis % self.ndim
-        for i, (s, d) in enumerate(zip(self.shape, data.shape, strict=True)):
-            if i != axis and s != d:
-                raise ValueError(
-                    f"shape {data.shape} does not match {self.shape} except along axis {axis}"
-                )
-        old = self.shape[axis]
-        new_shape = tuple(s + data.shape[axis] if i == axis else s
-                          for i, s in enumerate(self.shape))
-        self.resize(new_shape)
-        region = tuple(slice(old, None) if i == axis else slice(None) for i in range(self.ndim))
-        self[region] = data
-        return new_shape
+        return shape_changes.append(self, data, axis)
 
     def update_attributes(self, new_attributes: dict[str, Any]) -> Array:
         """Merge ``new_attributes`` into the stored ones in one write; return self."""
         self._attrs.update(new_attributes)
         return self
-
-
-class OIndex:
-    """``a.oindex[...]``: orthogonal selection helper."""
-
-    def __init__(self, array: Array) -> None:
-        self._array = array
-
-    def __getitem__(self, selection: Any) -> Any:
-        return self._array.get_orthogonal_selection(selection)
-
-    def __setitem__(self, selection: Any, value: Any) -> None:
-        self._array.set_orthogonal_selection(selection, value)
-
-
-class VIndex:
-    """``a.vindex[...]``: coordinate or mask selection helper."""
-
-    def __init__(self, array: Array) -> None:
-        self._array = array
-
-    def __getitem__(self, selection: Any) -> Any:
-        array = self._array
-        return array._get(vindex_indexer, selection)
-
-    def __setitem__(self, selection: Any, value: Any) -> None:
-        array = self._array
-        array._set(vindex_indexer, selection, value)
-
-
-class BlockIndex:
-    """``a.blocks[...]``: chunk-grid selection helper."""
-
-    def __init__(self, array: Array) -> None:
-        self._array = array
-
-    def __getitem__(self, selection: Any) -> Any:
-        return self._array.get_block_selection(selection)
-
-    def __setitem__(self, selection: Any, value: Any) -> None:
-        self._array.set_block_selection(selection, value)
 
 
 def _unpickle_array(store: Store, path: str, metadata: Any, read_only: bool,
@@ -1277,79 +1096,3 @@ def _unpickle_array(store: Store, path: str, metadata: Any, read_only: bool,
     return array
 
 
-def _with_shape(metadata: Any, shape: tuple[int, ...]) -> Any:
-    """``metadata`` resized to ``shape``; a rectilinear grid gains a chunk along each
-    dimension that its chunks no longer cover (see
-    :func:`zarrkit.indexing.grid.grown_chunk_lengths`)."""
-    if metadata.zarr_format == 3:
-        from dataclasses import replace
-
-        from zarrkit.indexing.grid import grown_chunk_lengths
-        from zarrkit.metadata.chunk_grid import RectilinearChunkGrid
-
-        grid = metadata.chunk_grid
-        if isinstance(grid, RectilinearChunkGrid):
-            grown = RectilinearChunkGrid(grown_chunk_lengths(grid.chunk_shapes, shape))
-            if grown != grid:
-                metadata = replace(metadata, chunk_grid=grown)
-    return metadata.with_shape(shape)
-
-
-def _clipped_lengths(size: int, chunks: Any) -> tuple[int, ...]:
-    """The lengths of the chunks covering ``size`` elements, the last clipped: ``chunks``
-    is one length, or a rectilinear dimension's boundaries ``(0, b1, ..., bk)``.
-
-    >>> _clipped_lengths(5, 2), _clipped_lengths(5, (0, 1, 4, 9)), _clipped_lengths(0, 3)
-    ((2, 2, 1), (1, 3, 1), ())
-    """
-    if isinstance(chunks, int):
-        full, rest = divmod(size, chunks)
-        return (chunks,) * full + ((rest,) if rest else ())
-    return tuple(min(stop, size) - start
-                 for start, stop in itertools.pairwise(chunks) if start < size)
-
-
-class StoredBytes(int):
-    """A byte count that is also callable (returning itself): ``nbytes_stored`` is a
-    property in zarrkit and a method in zarr-python, and both spellings work.
-
-    >>> StoredBytes(7)(), StoredBytes(7) + 1
-    (7, 8)
-    """
-
-    def __call__(self) -> int:
-        return int(self)
-
-
-@dataclass(frozen=True)
-class ArrayConfig:
-    """The runtime configuration of an array handle, as zarr-python's ``ArrayConfig``.
-
-    >>> ArrayConfig("C", True).to_dict()
-    {'order': 'C', 'write_empty_chunks': True}
-    """
-
-    order: str = "C"
-    write_empty_chunks: bool = False
-
-    def __post_init__(self) -> None:
-        if self.order not in ("C", "F"):
-            raise ValueError(f"order must be 'C' or 'F', found {self.order!r}")
-        if not isinstance(self.write_empty_chunks, bool):
-            raise TypeError(f"write_empty_chunks must be a bool, "
-                            f"found {self.write_empty_chunks!r}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as a dict."""
-        return {"order": self.order, "write_empty_chunks": self.write_empty_chunks}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ArrayConfig:
-        """From a dict of some fields; the others from ``zarrkit.config``.
-
-        >>> ArrayConfig.from_dict({"order": "F"}).order
-        'F'
-        """
-        return cls(order=data.get("order", "C"),
-                   write_empty_chunks=data.get("write_empty_chunks",
-                                               config.write_empty_chunks))

@@ -784,7 +784,7 @@ source_object_id=None)}
         """Create an array at ``name``, with zarr-python's keywords (see
         :func:`zarrkit.create_array`). ``shape`` and ``dtype`` default to those of
         ``data``, written unless ``write_data`` is false (``dtype`` to float64 without
-        data); ``config`` is an :class:`~zarrkit.hierarchy.array.ArrayConfig` or a dict
+        data); ``config`` is an :class:`~zarrkit.hierarchy.accessors.ArrayConfig` or a dict
         of its fields. ``storage_options`` concern opening a store, which the group has
         done: they are not used. zarrkit's own: ``write_empty_chunks``, ``zarr_format``
         (default: the group's), ``dimension_separator`` and ``index_location``.

@@ -1,0 +1,142 @@
+"""What an array's metadata implies for its I/O, worked out once when the array is opened:
+the storage grid in the indexing package's terms, the value read for missing chunks, the
+dtype reads give, the largest allocation one chunk's I/O makes, and the chunk lengths a
+shape is cut into.
+
+>>> from zarrkit.hierarchy.creation import array_metadata
+>>> grid_chunks(array_metadata(zarr_format=3, shape=(10,), chunks=(4,), dtype="i2"))
+(4,)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+from zarrkit.metadata.fill_value import default_fill_value
+
+__all__ = ["clipped_lengths", "grid_chunks", "largest_allocation", "largest_chunk_shape",
+           "read_fill", "string_dtype", "with_shape"]
+
+
+def grid_chunks(metadata: Any) -> tuple[Any, ...]:
+    """The storage grid in the indexing package's terms: per dimension a chunk length, or
+    for a rectilinear dimension its chunk boundaries ``(0, b1, ..., bk)``."""
+    if metadata.zarr_format == 2:
+        return tuple(metadata.chunks)
+    from zarrkit.metadata.chunk_grid import RectilinearChunkGrid
+
+    grid = metadata.chunk_grid
+    if not isinstance(grid, RectilinearChunkGrid):
+        return tuple(metadata.chunks)
+    return tuple(
+        lengths if isinstance(lengths, int) else tuple(itertools.accumulate(lengths, initial=0))
+        for lengths in grid.chunk_shapes
+    )
+
+
+def largest_allocation(chunk_shape: tuple[int, ...], dtype: np.dtype[Any], pipeline: Any
+                        ) -> tuple[int, str]:
+    """The largest block of memory that I/O of one chunk allocates, and what it is: the
+    chunk decoded, or a shard's index (also inside nested shards), whichever is larger.
+
+    >>> largest_allocation((2**40,), np.dtype("u1"), None)
+    (1099511627776, 'a chunk of shape (1099511627776,) (1099511627776 bytes decoded)')
+    """
+    nbytes = math.prod(chunk_shape) * dtype.itemsize
+    largest = (nbytes, f"a chunk of shape {chunk_shape} ({nbytes} bytes decoded)")
+    shape, sharding = chunk_shape, getattr(pipeline, "sharding", None)
+    while sharding is not None:
+        index_nbytes = sharding.index_nbytes(shape)
+        if index_nbytes > largest[0]:
+            largest = (index_nbytes, f"the index of a shard of "
+                       f"{sharding.chunks_per_shard(shape)} inner chunks ({index_nbytes} bytes)")
+        shape, sharding = sharding.chunk_shape, sharding.inner_pipeline.sharding
+    return largest
+
+
+def largest_chunk_shape(shape: tuple[int, ...], grid_chunks: tuple[Any, ...]
+                         ) -> tuple[int, ...]:
+    """Per dimension, the longest (full) chunk holding data: the chunk length, or the
+    longest rectilinear chunk that starts inside the array."""
+    return tuple(
+        chunks if isinstance(chunks, int) else max(
+            (stop - start for start, stop in itertools.pairwise(chunks) if start < size),
+            default=0)
+        for size, chunks in zip(shape, grid_chunks, strict=True))
+
+
+def string_dtype(metadata: Any) -> np.dtype[Any] | None:
+    """numpy's variable-width ``StringDType()`` when ``metadata`` describes variable-length
+    UTF-8 strings (the v3 ``string`` data type; a v2 object array whose object codec, its
+    first filter, is ``vlen-utf8``) and numpy has that type (2.0 on), else None:
+    zarr-python 3.1 reads and reports such arrays in that type. Chunks still hold them as
+    objects (what the codecs take and give).
+
+    >>> from zarrkit.hierarchy.creation import array_metadata
+    >>> string_dtype(array_metadata(zarr_format=2, shape=(1,), dtype=str))
+    StringDType()
+    >>> string_dtype(array_metadata(zarr_format=3, shape=(1,), dtype=bytes)) is None
+    True
+    """
+    string_type = getattr(np.dtypes, "StringDType", None)
+    if string_type is None or metadata.dtype.kind != "O":
+        return None
+    if metadata.zarr_format == 3:
+        strings = getattr(metadata.data_type, "kind", None) == "string"
+    else:
+        # Parsing checked that an object array's first filter is its object codec.
+        filters: tuple[Any, ...] = metadata.filters or ()
+        strings = bool(filters) and filters[0].get("id") == "vlen-utf8"
+    return string_type() if strings else None  # type: ignore[no-any-return]
+
+
+def read_fill(metadata: Any) -> Any:
+    """The value of elements in missing chunks: the fill value, or the type's default (zero,
+    NaT for times) when it is null: the spec leaves such chunks undefined, and that is what
+    zarr-python returns."""
+    if metadata.fill_value is not None or metadata.zarr_format == 3:
+        return metadata.fill_value
+    if metadata.dtype.kind == "O":
+        filter_ids = {f.get("id") for f in metadata.filters or ()}
+        if "vlen-utf8" in filter_ids:
+            return ""
+        if "vlen-bytes" in filter_ids:
+            return b""
+        return None
+    return default_fill_value(metadata.dtype)
+
+
+def with_shape(metadata: Any, shape: tuple[int, ...]) -> Any:
+    """``metadata`` resized to ``shape``; a rectilinear grid gains a chunk along each
+    dimension that its chunks no longer cover (see
+    :func:`zarrkit.indexing.grid.grown_chunk_lengths`)."""
+    if metadata.zarr_format == 3:
+        from dataclasses import replace
+
+        from zarrkit.indexing.grid import grown_chunk_lengths
+        from zarrkit.metadata.chunk_grid import RectilinearChunkGrid
+
+        grid = metadata.chunk_grid
+        if isinstance(grid, RectilinearChunkGrid):
+            grown = RectilinearChunkGrid(grown_chunk_lengths(grid.chunk_shapes, shape))
+            if grown != grid:
+                metadata = replace(metadata, chunk_grid=grown)
+    return metadata.with_shape(shape)
+
+
+def clipped_lengths(size: int, chunks: Any) -> tuple[int, ...]:
+    """The lengths of the chunks covering ``size`` elements, the last clipped: ``chunks``
+    is one length, or a rectilinear dimension's boundaries ``(0, b1, ..., bk)``.
+
+    >>> clipped_lengths(5, 2), clipped_lengths(5, (0, 1, 4, 9)), clipped_lengths(0, 3)
+    ((2, 2, 1), (1, 3, 1), ())
+    """
+    if isinstance(chunks, int):
+        full, rest = divmod(size, chunks)
+        return (chunks,) * full + ((rest,) if rest else ())
+    return tuple(min(stop, size) - start
+                 for start, stop in itertools.pairwise(chunks) if start < size)
