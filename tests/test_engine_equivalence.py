@@ -3,6 +3,7 @@ Python path and numpy are the oracles), and report corrupt chunks the same way."
 
 from __future__ import annotations
 
+import zipfile
 from typing import Any
 
 import hypothesis.extra.numpy as hnp
@@ -14,8 +15,8 @@ from hypothesis import HealthCheck, assume, given, settings
 
 import zarrkit as zk
 from zarrkit import native
-from zarrkit.errors import ChunkDecodeError, StoreEscapeError
-from zarrkit.storage import DirectoryStore, MemoryStore
+from zarrkit.errors import ChunkDecodeError, StoreEscapeError, ZarrkitError
+from zarrkit.storage import DirectoryStore, MemoryStore, ZipStore
 
 pytestmark = pytest.mark.skipif(not native.built(), reason="zarrkit._engine is not built "
                                 "(make test builds it)")
@@ -93,15 +94,41 @@ def on_disk(a: Any, factory: Any) -> Any:
     return zk.open_array(store, path="g/a")
 
 
+def in_zip(a: Any, factory: Any, deflate: frozenset[str] = frozenset()) -> Any:
+    """``a`` copied into a ZIP archive, under a group, its members stored (the engine then
+    reads them at their offsets in the archive itself) except the keys in ``deflate``,
+    compressed by Python's zipfile (the store reads those)."""
+    path = factory.mktemp("engine") / "a.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        for key in sorted(a.store.list()):
+            archive.writestr(f"g/a/{key}", bytes(a.store.get(key)),
+                             zipfile.ZIP_DEFLATED if key in deflate else zipfile.ZIP_STORED)
+    return zk.open_array(ZipStore(path, mode="r"), path="g/a")
+
+
+def placed(a: Any, place: str, factory: Any, data: st.DataObject) -> Any:
+    """``a`` where ``place`` says: in memory as it is, in a directory, or in a ZIP archive
+    (some of its members drawn to be compressed)."""
+    if place == "directory":
+        return on_disk(a, factory)
+    if place == "zip":
+        keys = sorted(a.store.list())
+        deflate = data.draw(st.frozensets(st.sampled_from(keys)) if keys else st.just(
+            frozenset()), label="deflated members")
+        return in_zip(a, factory, deflate)
+    return a
+
+
+PLACES = st.sampled_from(["memory", "directory", "zip"])
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=arrays(), data=st.data(), threads=st.sampled_from([1, 2]),
-       disk=st.booleans())
+@given(case=arrays(), data=st.data(), threads=st.sampled_from([1, 2]), place=PLACES)
 def test_both_engines_read_what_numpy_reads(case: tuple[Any, Any], data: st.DataObject,
-                                            threads: int, disk: bool,
+                                            threads: int, place: str,
                                             tmp_path_factory: Any) -> None:
     a, expected = case
-    if disk:
-        a = on_disk(a, tmp_path_factory)
+    a = placed(a, place, tmp_path_factory, data)
     selection = data.draw(selections(expected.shape), label="selection")
     with zk.config.set(threads=threads, engine="auto"):  # whatever ZARRKIT_ENGINE says
         assert a.engine == "native"
@@ -172,15 +199,15 @@ def sharded_arrays(draw: st.DrawFn) -> tuple[Any, np.ndarray[Any, Any]]:
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=sharded_arrays(), data=st.data(), threads=st.sampled_from([1, 2]),
-       disk=st.booleans())
+       place=PLACES)
 def test_both_engines_read_sharded_arrays_as_numpy(case: tuple[Any, Any], data: st.DataObject,
-                                                   threads: int, disk: bool,
+                                                   threads: int, place: str,
                                                    tmp_path_factory: Any) -> None:
-    """From a DirectoryStore, every slice selection goes through the engine (shard files
-    read whole, or index and wanted inner chunks with pread); from memory, whole shards."""
+    """From a DirectoryStore or a ZIP archive's stored members, every slice selection goes
+    through the engine (shards read whole, or index and wanted inner chunks with pread);
+    from memory (and compressed members), whole shards."""
     a, expected = case
-    if disk:
-        a = on_disk(a, tmp_path_factory)
+    a = placed(a, place, tmp_path_factory, data)
     selection = data.draw(st.sampled_from([Ellipsis, "drawn"]), label="kind")
     if selection == "drawn":
         selection = data.draw(selections(expected.shape), label="selection")
@@ -339,3 +366,67 @@ def test_both_engines_read_points_as_numpy(case: tuple[Any, Any], data: st.DataO
             reference = a.vindex[selection]
     np.testing.assert_array_equal(reference, expected[selection])
     assert ours.tobytes() == reference.tobytes()
+
+
+def test_stored_zip_members_are_read_by_the_engine(tmp_path: Any,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine reads a ZIP archive's stored members at their offsets itself (plain
+    chunks and the inner chunks of shards); the store reads only compressed members."""
+    data = np.arange(24 * 24, dtype="<u2").reshape(24, 24)
+    plain = zk.create_array({}, shape=(24, 24), chunks=(8, 8), dtype="<u2")
+    sharded = zk.create_array({}, shape=(24, 24), chunks=(4, 4), shards=(8, 8), dtype="<u2")
+    for source in (plain, sharded):
+        source[...] = data
+        deflated = frozenset({"c/1/1"})
+        a = in_zip(source, _Factory(tmp_path / str(id(source))), deflated)
+        fetched: list[str] = []
+        real_get = ZipStore._get
+
+        def spy(store: ZipStore, key: str, real_get: Any = real_get,
+                fetched: list[str] = fetched) -> Any:
+            fetched.append(key)
+            return real_get(store, key)
+
+        monkeypatch.setattr(ZipStore, "_get", spy)
+        with zk.config.set(engine="auto"):
+            np.testing.assert_array_equal(a[...], data)
+            assert fetched == ["g/a/c/1/1"]  # only the compressed member went by the store
+            fetched.clear()
+            np.testing.assert_array_equal(a[3:21:2, 5:19], data[3:21:2, 5:19])
+            assert set(fetched) <= {"g/a/c/1/1"}
+        monkeypatch.undo()
+
+
+def test_a_stored_zip_member_with_a_bad_checksum_is_refused(tmp_path: Any) -> None:
+    """A stored member whose bytes no longer match its CRC-32 raises a zarrkit error on
+    both engines (the engine checks the checksum of a member it reads whole), naming it."""
+    source = zk.create_array({}, shape=(16,), chunks=(8,), dtype="<i4")
+    source[...] = np.arange(16)
+    a = in_zip(source, _Factory(tmp_path))
+    _, _, offset, length, crc = a.store.value_range("g/a/c/1")
+    assert crc is not None
+    path = a.store.path
+    a.store.close()
+    with open(path, "r+b") as archive:
+        archive.seek(offset + length - 1)
+        last = archive.read(1)
+        archive.seek(offset + length - 1)
+        archive.write(bytes([last[0] ^ 0xFF]))
+    a = zk.open_array(ZipStore(path, mode="r"), path="g/a")
+    for engine in ("auto", "python"):
+        with zk.config.set(engine=engine):
+            with pytest.raises(ZarrkitError, match="CRC-32"):
+                a[...]
+            np.testing.assert_array_equal(a[:8], np.arange(8))  # the good chunk still reads
+
+
+class _Factory:
+    """tmp_path_factory's ``mktemp`` over a plain directory."""
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+
+    def mktemp(self, name: str) -> Any:
+        path = self.root / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path

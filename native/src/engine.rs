@@ -23,12 +23,15 @@ pub enum TaskError {
     Value(String),
 }
 
-/// Bytes of one chunk or shard: memory borrowed from a Python buffer, or a file range
-/// (`length` None: to the end of the file).
+/// Bytes of one chunk or shard: memory borrowed from a Python buffer, a file range
+/// (`length` None: to the end of the file), or a range of a file the caller holds open
+/// (a stored ZIP member: `fd` is the archive's descriptor, `name` its path for messages,
+/// `crc32` the member's checksum, checked when the member is read whole).
 #[derive(Debug, Clone)]
 pub enum Source {
     Memory { ptr: *const u8, len: usize },
     File { path: String, offset: u64, length: Option<u64> },
+    Descriptor { fd: i32, name: String, offset: u64, length: u64, crc32: Option<u32> },
 }
 
 /// What became of a task whose source is a file.
@@ -54,8 +57,29 @@ impl Source {
         match self {
             // SAFETY: see the Send impl: a live, C-contiguous buffer of `len` bytes.
             Source::Memory { ptr, len } => Some(unsafe { std::slice::from_raw_parts(*ptr, *len) }),
-            Source::File { .. } => None,
+            Source::File { .. } | Source::Descriptor { .. } => None,
         }
+    }
+
+    /// The file (path) and the offset in it of a file or descriptor source.
+    fn place(&self) -> (&str, u64) {
+        match self {
+            Source::File { path, offset, .. } => (path, *offset),
+            Source::Descriptor { name, offset, .. } => (name, *offset),
+            Source::Memory { .. } => ("memory", 0),
+        }
+    }
+
+    /// Check the bytes of a whole descriptor source against its checksum.
+    fn check_whole(&self, data: &[u8]) -> Result<(), String> {
+        if let Source::Descriptor { name, crc32: Some(expected), .. } = self {
+            let mut crc = flate2::Crc::new();
+            crc.update(data);
+            if crc.sum() != *expected {
+                return Err(format!("{name}: bad CRC-32 of a member"));
+            }
+        }
+        Ok(())
     }
 
 }
@@ -128,11 +152,48 @@ fn read_range(file: &File, path: &str, offset: u64, length: u64) -> Result<Vec<u
     Ok(buf)
 }
 
+/// A file opened for a source by the engine, or one the caller holds open (never closed
+/// here).
+enum FileRef {
+    Owned(File),
+    Borrowed(std::mem::ManuallyDrop<File>),
+}
+
+impl std::ops::Deref for FileRef {
+    type Target = File;
+    fn deref(&self) -> &File {
+        match self {
+            FileRef::Owned(f) => f,
+            FileRef::Borrowed(f) => f,
+        }
+    }
+}
+
 /// A file opened for a source, with the length of the source's range in it.
 enum Opening {
-    File(File, u64),
+    File(FileRef, u64),
     Missing,
     Deferred,
+}
+
+/// Open a file or descriptor source (see `open_source`).
+fn open_any(source: &Source) -> Result<Opening, String> {
+    match source {
+        Source::File { path, offset, length } => open_source(path, *offset, *length),
+        Source::Descriptor { fd, name, length, .. } => {
+            if *fd < 0 {
+                return Err(format!("{name}: no open file"));
+            }
+            // SAFETY: the descriptor is only read with pread, and ManuallyDrop never closes
+            // it: it stays the caller's. A descriptor that is not an open, readable file
+            // fails those reads with an error, nothing worse.
+            let file = std::mem::ManuallyDrop::new(unsafe {
+                <File as std::os::fd::FromRawFd>::from_raw_fd(*fd)
+            });
+            Ok(Opening::File(FileRef::Borrowed(file), *length))
+        }
+        Source::Memory { .. } => Err("a memory source has no file".into()),
+    }
 }
 
 /// Open a file source without following a symbolic link as its last component (the
@@ -164,7 +225,7 @@ fn open_source(path: &str, offset: u64, length: Option<u64>) -> Result<Opening, 
             format!("{path}: offset {offset} is past the end ({} bytes)", meta.len())
         })?,
     };
-    Ok(Opening::File(file, length))
+    Ok(Opening::File(FileRef::Owned(file), length))
 }
 
 /// The whole of a source: borrowed for memory, read for a file; None with the outcome
@@ -176,8 +237,13 @@ pub(crate) fn fetch(source: &Source) -> Result<std::result::Result<Cow<'_, [u8]>
 fn whole(source: &Source) -> Result<std::result::Result<Cow<'_, [u8]>, Outcome>, String> {
     match source {
         Source::Memory { .. } => Ok(Ok(Cow::Borrowed(source.memory().expect("memory")))),
-        Source::File { path, offset, length } => match open_source(path, *offset, *length)? {
-            Opening::File(f, n) => Ok(Ok(Cow::Owned(read_range(&f, path, *offset, n)?))),
+        Source::File { .. } | Source::Descriptor { .. } => match open_any(source)? {
+            Opening::File(f, n) => {
+                let (path, offset) = source.place();
+                let data = read_range(&f, path, offset, n)?;
+                source.check_whole(&data)?;
+                Ok(Ok(Cow::Owned(data)))
+            }
             Opening::Missing => Ok(Err(Outcome::Missing)),
             Opening::Deferred => Ok(Err(Outcome::Deferred)),
         },
@@ -296,7 +362,7 @@ struct InnerJob<'a> {
 enum Opened<'a> {
     Memory(&'a [u8]),
     Owned(Vec<u8>),
-    File { file: File, path: &'a str, offset: u64 },
+    File { file: FileRef, path: &'a str, offset: u64 },
     /// No shard: its inner chunks are filled (Missing) or left to the caller (Deferred).
     Absent(Outcome),
 }
@@ -319,13 +385,16 @@ fn open_shard<'a>(
     let read = |e: String| TaskError::Read(format!("{key}: {e}"));
     let (opened, total) = match &task.source {
         Source::Memory { len, .. } => (Opened::Memory(task.source.memory().expect("memory")), *len as u64),
-        Source::File { path, offset, length } => match open_source(path, *offset, *length).map_err(read)? {
+        Source::File { .. } | Source::Descriptor { .. } => match open_any(&task.source).map_err(read)? {
             Opening::File(file, n) => {
+                let (path, offset) = task.source.place();
                 // Reading a shard whole is one request; chunk by chunk pays one per chunk.
                 if task.inner.len() * 2 >= sh.count() {
-                    (Opened::Owned(read_range(&file, path, *offset, n).map_err(read)?), n)
+                    let data = read_range(&file, path, offset, n).map_err(read)?;
+                    task.source.check_whole(&data).map_err(read)?;
+                    (Opened::Owned(data), n)
                 } else {
-                    (Opened::File { file, path, offset: *offset }, n)
+                    (Opened::File { file, path, offset }, n)
                 }
             }
             Opening::Missing => return Ok((Opened::Absent(Outcome::Missing), Vec::new())),

@@ -131,6 +131,19 @@ fn sel(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Dim>> {
 
 fn source(obj: &Bound<'_, PyAny>, keep: &mut Keep) -> PyResult<Source> {
     if let Ok(t) = obj.cast::<PyTuple>() {
+        if t.len() == 5 {
+            let (fd, name, offset, length, crc32): (i32, String, u64, u64, Option<u32>) =
+                t.extract().map_err(|_| {
+                    PyValueError::new_err(
+                        "a descriptor source is (fd: int, name: str, offset: int, \
+                         length: int, crc32: int | None)",
+                    )
+                })?;
+            if offset.checked_add(length).is_none() {
+                return Err(PyValueError::new_err("file range overflows"));
+            }
+            return Ok(Source::Descriptor { fd, name, offset, length, crc32 });
+        }
         let (path, offset, length): (String, u64, Option<u64>) = t.extract().map_err(|_| {
             PyValueError::new_err(
                 "a file source is (path: str, offset: int, length: int | None)",

@@ -21,7 +21,10 @@ A source is a bytes-like object (any C-contiguous buffer, not copied) or
 to the end of the file). A file that does not exist (or is a directory) is a chunk not
 stored: its region is filled with the chain's fill and it is reported missing. A file that
 is a symbolic link is never followed: nothing is written for it and it is reported
-deferred, for the caller to read through its store.
+deferred, for the caller to read through its store. A source may also be
+``(fd, name, offset, length, crc32)``: a range of a file the caller holds open (a stored
+ZIP member), read with pread on that descriptor, which the engine never closes; ``crc32``
+(or None) is checked when the range is read whole, a mismatch raising ChunkDecodeError.
 """
 
 from collections.abc import Sequence
@@ -30,7 +33,7 @@ import numpy as np
 from typing_extensions import Buffer
 
 Sel = tuple[tuple[int, int, int], ...]
-Source = Buffer | tuple[str, int, int | None]
+Source = Buffer | tuple[str, int, int | None] | tuple[int, str, int, int, int | None]
 Outcomes = tuple[list[int], list[int]]
 """(indices of the tasks found missing, indices of the tasks deferred)."""
 

@@ -35,9 +35,10 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 try:
@@ -258,3 +259,27 @@ else:
 
     decode_into = decode_shards_into = decode_grid_into = decode_points_into = _missing
     encode_batch = read_files = _missing
+
+
+@contextlib.contextmanager
+def errors_named(what: str) -> Iterator[None]:
+    """The engine's errors as zarrkit's, the chunk or shard they name prefixed with
+    ``what`` (``"array 'a' chunk"``): ChunkDecodeError for one that cannot be decoded (a
+    corrupt index or checksum included), StoreIOError for one that cannot be read.
+
+    >>> from zarrkit import errors
+    >>> try:
+    ...     with errors_named("array 'a' chunk"):
+    ...         raise ChunkDecodeError("'c/0': truncated")
+    ... except errors.ChunkDecodeError as e:
+    ...     print(e)
+    array 'a' chunk 'c/0': truncated
+    """
+    from zarrkit import errors
+
+    try:
+        yield
+    except ChunkDecodeError as e:
+        raise errors.ChunkDecodeError(f"{what} {e}") from None
+    except ChunkReadError as e:
+        raise errors.StoreIOError(f"{what} {e}") from None

@@ -28,7 +28,6 @@ from zarrkit.errors import (
     ChunkDecodeError,
     OutputArrayError,
     ResourceLimitError,
-    StoreIOError,
 )
 from zarrkit.hierarchy.sharded import read_sharded
 from zarrkit.indexing import (
@@ -36,7 +35,7 @@ from zarrkit.indexing import (
     basic_indexer,
     plan_batches,
 )
-from zarrkit.storage.base import LocatesFiles, ReadsInto, offers
+from zarrkit.storage.base import LocatesFiles, LocatesRanges, ReadsInto, offers
 
 if TYPE_CHECKING:
     from zarrkit.hierarchy.array import Array
@@ -253,6 +252,7 @@ class NativeBatchReader:
         self.chunk_shape = tuple(chain.chunk_shape)
         store = array._store
         self.value_file = store.value_file if offers(store, LocatesFiles) else None  # type: ignore[attr-defined]
+        self.value_range = store.value_range if offers(store, LocatesRanges) else None  # type: ignore[attr-defined]
 
     def read_grid(self, indexer: Any, result: np.ndarray[Any, Any]) -> bool:
         """Read a basic selection from a store that locates its files with the engine's
@@ -288,14 +288,10 @@ class NativeBatchReader:
             batch = [dims[0][start:start + rows], *dims[1:]]
             count = len(batch[0]) * per_row
             threads = config.threads if count * chunk_bytes >= INLINE_WORK_BYTES else 1
-            try:
+            with native.errors_named(f"array {array.name!r} chunk"):
                 absent, deferred = native.decode_grid_into(
                     self.chain, view, batch, array._store.files_root,  # type: ignore[attr-defined]
                     key_prefix, separator, threads)
-            except native.ChunkDecodeError as e:
-                raise ChunkDecodeError(f"array {array.name!r} chunk {e}") from None
-            except native.ChunkReadError as e:
-                raise StoreIOError(f"array {array.name!r} chunk {e}") from None
             if deferred:  # chunk files that are links: read through the store
                 self.fallback(list(indexer.projections_for([tuple(c) for c in deferred])))
             found += count - absent
@@ -323,15 +319,11 @@ class NativeBatchReader:
             touched.append(np.flatnonzero(present).tolist())
         native.check_grid_directories(self.value_file, key_prefix, separator, touched)
         work = len(coordinates[0]) * array._storage_dtype.itemsize
-        try:
+        with native.errors_named(f"array {array.name!r} chunk"):
             _, deferred = native.decode_points_into(
                 self.chain, target, coordinates, list(array.shape),
                 array._store.files_root, key_prefix, separator,  # type: ignore[attr-defined]
                 config.threads if work >= _POINTS_IN_POOL else 1)
-        except native.ChunkDecodeError as e:
-            raise ChunkDecodeError(f"array {array.name!r} chunk {e}") from None
-        except native.ChunkReadError as e:
-            raise StoreIOError(f"array {array.name!r} chunk {e}") from None
         if deferred:  # chunk files that are links: read through the store
             self.fallback(list(indexer.projections_for({tuple(c) for c in deferred})))
         return True
@@ -359,8 +351,10 @@ class NativeBatchReader:
                 tasks.append((key, (value_file(key), 0, None), chunk_selection, out_selection))
                 stored.append(index)
         else:
+            values = (array._store.get_many(keys) if self.value_range is None
+                      else value_sources(array._store, self.value_range, keys))
             for key, (index, chunk_selection, out_selection), data in zip(
-                    keys, direct, array._store.get_many(keys), strict=True):
+                    keys, direct, values, strict=True):
                 if data is None:
                     target[batch[index].out_selection] = array._fill
                     continue
@@ -369,12 +363,8 @@ class NativeBatchReader:
         if tasks:
             work = len(tasks) * math.prod(chunk_shape) * array._storage_dtype.itemsize
             threads = config.threads if work >= INLINE_WORK_BYTES else 1
-            try:
+            with native.errors_named(f"array {array.name!r} chunk"):
                 missing, deferred = native.decode_into(self.chain, target, tasks, threads)
-            except native.ChunkDecodeError as e:
-                raise ChunkDecodeError(f"array {array.name!r} chunk {e}") from None
-            except native.ChunkReadError as e:
-                raise StoreIOError(f"array {array.name!r} chunk {e}") from None
             for index in stored:
                 found[index] = True
             for task in missing:
@@ -385,6 +375,18 @@ class NativeBatchReader:
                                          strict=True):
                 found[index] = was_stored
         return found
+
+
+def value_sources(store: Any, value_range: Callable[[str], Any], keys: list[str]
+                  ) -> list[Any]:
+    """The engine's sources of ``keys`` from a store that locates its values in an open
+    file (:class:`~zarrkit.storage.base.LocatesRanges`): each value's file range, None for
+    a missing one, the value's bytes for one the store must read (a compressed member)."""
+    ranges = [value_range(key) for key in keys]
+    unplaced = [key for key, place in zip(keys, ranges, strict=True) if place is False]
+    fetched = dict(zip(unplaced, store.get_many(unplaced), strict=True)) if unplaced else {}
+    return [fetched[key] if place is False else place
+            for key, place in zip(keys, ranges, strict=True)]
 
 
 def batch_reader(array: Array, target: np.ndarray[Any, Any]

@@ -42,9 +42,8 @@ from zarrkit.codecs.v3.sharding_partial import (
 )
 from zarrkit.concurrency import Prefetch, chunk_lock, drain, parallel_map
 from zarrkit.config import config
-from zarrkit.errors import ChunkDecodeError, StoreIOError
 from zarrkit.indexing import ChunkProjection, basic_indexer
-from zarrkit.storage.base import LocatesFiles, Store, offers
+from zarrkit.storage.base import LocatesFiles, LocatesRanges, Store, offers
 
 if TYPE_CHECKING:
     from zarrkit.hierarchy.array import Array
@@ -197,9 +196,10 @@ def _read_shards_natively(shards: _Shards, chain: Any, indexer: Any,
     and decoding and copying inner chunks with the GIL released. From a store that
     locates its files (a DirectoryStore), any selection of forward slices: the engine
     reads a shard file whole when most of it is wanted, else its index and the wanted
-    inner chunks with pread. From other stores, only a selection that wants every inner
-    chunk of each shard it touches (the common read-all): shards are fetched whole, a few
-    at a time. False, having read nothing, when the selection is not one of those: the
+    inner chunks with pread; the same from a store that locates its values in an open
+    file (a ZipStore's stored members). From other stores, only a selection that wants
+    every inner chunk of each shard it touches (the common read-all): shards are fetched
+    whole, a few at a time. False, having read nothing, when the selection is not one of those: the
     caller then takes the Python path."""
     context, store = shards.context, shards.store
     files = offers(store, LocatesFiles)
@@ -210,12 +210,15 @@ def _read_shards_natively(shards: _Shards, chain: Any, indexer: Any,
             return True
         if deferred is not None:  # shard files that are links: read through the store
             only, files = {tuple(coords) for coords in deferred}, False
-    tasks: list[tuple[str, list[tuple[tuple[int, ...], Any, Any]]]] = []
+    # A store that locates its values in an open file (ZipStore) hands the engine each
+    # shard's place in it, to read as it reads a file.
+    ranges = not files and only is None and offers(store, LocatesRanges)
+    tasks: list[tuple[str, list[tuple[tuple[int, ...], Any, Any]], bool]] = []
     for coords, members in group_by_shard(list(indexer), shards.chunks_per_shard).items():
         if only is not None and coords not in only:
             continue
-        if (not files and only is None
-                and len(members) != context.stored_inner_chunks(coords, shards.inner_shape)):
+        whole = len(members) == context.stored_inner_chunks(coords, shards.inner_shape)
+        if not (whole or files or ranges or only is not None):
             return False
         inner = []
         for local, projection in members:
@@ -225,30 +228,52 @@ def _read_shards_natively(shards: _Shards, chain: Any, indexer: Any,
             if chunk_selection is None or out_selection is None:
                 return False
             inner.append((local, chunk_selection, out_selection))
-        tasks.append((context.chunk_key(coords), inner))
+        tasks.append((context.chunk_key(coords), inner, whole))
     threads = config.threads
     if files:
         value_file = store.value_file  # type: ignore[attr-defined]
         shard_tasks: list[Any] = [(key, (value_file(key), 0, None), inner)
-                                  for key, inner in tasks]
+                                  for key, inner, _ in tasks]
         _, linked = _decode_shards(context, chain, target, shard_tasks, threads)
         # Shard files that are links: read through the store, which knows where they lead.
         tasks = [tasks[i] for i in linked]
+    elif ranges:
+        places = [store.value_range(key) for key, _, _ in tasks]  # type: ignore[attr-defined]
+        # A shard the store must read itself (compressed) is fetched whole below: only
+        # worth it when all of it is wanted.
+        if any(place is False and not whole
+               for place, (_, _, whole) in zip(places, tasks, strict=True)):
+            return False
+        shard_tasks = []
+        for place, (key, inner, _) in zip(places, tasks, strict=True):
+            if place is None:
+                _fill_missing(target, inner, context.fill)
+            elif place is not False:
+                shard_tasks.append((key, place, inner))
+        if shard_tasks:
+            _decode_shards(context, chain, target, shard_tasks, threads)
+        tasks = [task for place, task in zip(places, tasks, strict=True) if place is False]
     # A few shards in memory at a time: enough to keep every thread busy.
     step = max(1, 2 * threads)
     for start in range(0, len(tasks), step):
         batch = tasks[start:start + step]
         shard_tasks = []
-        for (key, inner), data in zip(batch, store.get_many([k for k, _ in batch]),
-                                      strict=True):
+        for (key, inner, _), data in zip(batch, store.get_many([k for k, _, _ in batch]),
+                                         strict=True):
             if data is None:
-                for _, _, out_selection in inner:
-                    target[tuple(slice(*part) for part in out_selection)] = context.fill
+                _fill_missing(target, inner, context.fill)
             else:
                 shard_tasks.append((key, data, inner))
         if shard_tasks:
             _decode_shards(context, chain, target, shard_tasks, threads)
     return True
+
+
+def _fill_missing(target: np.ndarray[Any, Any], inner: list[tuple[Any, Any, Any]],
+                  fill: Any) -> None:
+    """The regions of a missing shard's wanted inner chunks, set to the fill value."""
+    for _, _, out_selection in inner:
+        target[tuple(slice(*part) for part in out_selection)] = fill
 
 
 def _read_grid_natively(shards: _Shards, chain: Any, indexer: Any,
@@ -271,25 +296,17 @@ def _read_grid_natively(shards: _Shards, chain: Any, indexer: Any,
     wanted = [list(dict.fromkeys(piece[0] // n for piece in dim))
               for dim, n in zip(dims, shards.chunks_per_shard, strict=True)]
     native.check_grid_directories(store.value_file, key_prefix, separator, wanted)  # type: ignore[attr-defined]
-    try:
+    with native.errors_named(f"array {shards.context.name!r} shard"):
         _, deferred = native.decode_grid_into(chain, view, dims, store.files_root,  # type: ignore[attr-defined]
                                               key_prefix, separator, config.threads)
-    except native.ChunkDecodeError as e:
-        raise ChunkDecodeError(f"array {shards.context.name!r} shard {e}") from None
-    except native.ChunkReadError as e:
-        raise StoreIOError(f"array {shards.context.name!r} shard {e}") from None
     return deferred  # type: ignore[no-any-return]
 
 
 def _decode_shards(context: ShardContext, chain: Any, target: np.ndarray[Any, Any],
                    shard_tasks: Any, threads: int) -> tuple[list[int], list[int]]:
     """The engine's ``decode_shards_into``, its errors as zarrkit's."""
-    try:
+    with native.errors_named(f"array {context.name!r} shard"):
         return native.decode_shards_into(chain, target, shard_tasks, threads)  # type: ignore[no-any-return]
-    except native.ChunkDecodeError as e:
-        raise ChunkDecodeError(f"array {context.name!r} shard {e}") from None
-    except native.ChunkReadError as e:
-        raise StoreIOError(f"array {context.name!r} shard {e}") from None
 
 
 # --- writing ---------------------------------------------------------------------------------

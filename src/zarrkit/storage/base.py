@@ -28,7 +28,7 @@ import builtins
 import threading
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from zarrkit.errors import ReadOnlyError
 from zarrkit.storage.keys import validate_key, validate_prefix
@@ -131,9 +131,30 @@ class LocatesFiles(Protocol):
     def value_file(self, key: str) -> str: ...
 
 
+# (open descriptor, file name for messages, offset, length, CRC-32 to check or None)
+ValueRange = tuple[int, str, int, int, int | None]
+
+
+@runtime_checkable
+class LocatesRanges(Protocol):
+    """A store whose values lie as they are (uncompressed) in one file it holds open, at
+    places it knows (ZipStore's stored members): the native engine reads them with pread
+    in its own threads, as it reads a DirectoryStore's files. ``value_range(key)`` is the
+    value's :data:`ValueRange`, None when the key has no value, or False when the value
+    must be read through the store (a compressed member).
+
+    >>> from zarrkit.storage import MemoryStore
+    >>> offers(MemoryStore(), LocatesRanges)
+    False
+    """
+
+    def value_range(self, key: str) -> ValueRange | None | Literal[False]: ...
+
+
 def offers(store: object, ability: type) -> bool:
     """Whether ``store`` offers the optional ``ability`` (:class:`ReadsInto`,
-    :class:`MapsValues`, :class:`LocatesFiles`): the protocol's own runtime check, which
+    :class:`MapsValues`, :class:`LocatesFiles`, :class:`LocatesRanges`): the protocol's
+    own runtime check, which
     looks for its method, without typing's generic ``isinstance`` machinery (20 µs a
     call, on every read).
 

@@ -25,9 +25,9 @@ from zarrkit.storage.base import Buffer, Store
 
 T_Store = TypeVar("T_Store", bound=Store)
 
-_NOT_FORWARDED = frozenset({"_store", "value_file"})
-"""Names a wrapper never takes from the store it wraps: its own state, and the file
-behind a value (a reader given the file would bypass the wrapper's reads)."""
+_NOT_FORWARDED = frozenset({"_store", "value_file", "value_range"})
+"""Names a wrapper never takes from the store it wraps: its own state, and the file (or
+file range) behind a value (a reader given it would bypass the wrapper's reads)."""
 
 
 class WrapperStore(Store, Generic[T_Store]):

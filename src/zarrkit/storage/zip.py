@@ -61,7 +61,7 @@ import warnings
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 from zipfile import BadZipFile
 
 from zarrkit.config import config
@@ -71,7 +71,7 @@ from zarrkit.errors import (
     UnsupportedOperationError,
 )
 from zarrkit.storage import zip_format
-from zarrkit.storage.base import Buffer, Store
+from zarrkit.storage.base import Buffer, Store, ValueRange
 from zarrkit.storage.keys import validate_key, validate_prefix
 from zarrkit.storage.zip_format import (
     DEFLATED,
@@ -595,6 +595,29 @@ class ZipStore(Store):
         assert value is not None
         target[:] = value
         return True
+
+    def value_range(self, key: str) -> ValueRange | None | Literal[False]:
+        """Where a STORED member's bytes lie in the archive, for the native engine to read
+        them itself: (descriptor, path, offset, length, CRC-32 when ``verify_crc``); None
+        if ``key`` is missing, False for a compressed member (read it with :meth:`get`).
+        The descriptor is this store's: valid until :meth:`close`.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "v.zip")
+        >>> with ZipStore(path, mode="w") as s:
+        ...     s.set("k", b"abc")
+        ...     _, _, offset, length, _ = s.value_range("k")
+        ...     s.value_range("nope"), length, os.pread(s._fd, length, offset)
+        (None, 3, b'abc')
+        """
+        validate_key(key)
+        member = self._member(key)
+        if member is None:
+            return None
+        if member.method != STORED:
+            return False
+        return (self._require_open(), str(self.path), self._data_offset(member),
+                member.file_size, member.crc if self.verify_crc else None)
 
     def map_value(self, key: str) -> memoryview | None:
         """Return a read-only, zero-copy view of a STORED member's bytes, or None if
