@@ -228,20 +228,21 @@ fn open_source(path: &str, offset: u64, length: Option<u64>) -> Result<Opening, 
     Ok(Opening::File(FileRef::Owned(file), length))
 }
 
-/// The whole of a source: borrowed for memory, read for a file; None with the outcome
-/// when a file is missing or deferred.
-pub(crate) fn fetch(source: &Source) -> Result<std::result::Result<Cow<'_, [u8]>, Outcome>, String> {
-    whole(source)
-}
-
-fn whole(source: &Source) -> Result<std::result::Result<Cow<'_, [u8]>, Outcome>, String> {
+/// The whole of the source of `key`: borrowed for memory, read for a file; None with the
+/// outcome when a file is missing or deferred. A file that cannot be read is a Read
+/// error; bytes that fail their checksum, a Decode error.
+pub(crate) fn fetch<'a>(
+    key: &str,
+    source: &'a Source,
+) -> Result<std::result::Result<Cow<'a, [u8]>, Outcome>, TaskError> {
+    let read = |e: String| TaskError::Read(format!("{key}: {e}"));
     match source {
         Source::Memory { .. } => Ok(Ok(Cow::Borrowed(source.memory().expect("memory")))),
-        Source::File { .. } | Source::Descriptor { .. } => match open_any(source)? {
+        Source::File { .. } | Source::Descriptor { .. } => match open_any(source).map_err(read)? {
             Opening::File(f, n) => {
                 let (path, offset) = source.place();
-                let data = read_range(&f, path, offset, n)?;
-                source.check_whole(&data)?;
+                let data = read_range(&f, path, offset, n).map_err(read)?;
+                source.check_whole(&data).map_err(|e| TaskError::Decode(format!("{key}: {e}")))?;
                 Ok(Ok(Cow::Owned(data)))
             }
             Opening::Missing => Ok(Err(Outcome::Missing)),
@@ -317,7 +318,7 @@ pub fn decode_into(
         if t.chunk_sel.iter().any(|d| d.count == 0) {
             return Ok(Outcome::Read);
         }
-        match whole(&t.source).map_err(|e| TaskError::Read(format!("{}: {e}", t.key)))? {
+        match fetch(&t.key, &t.source)? {
             Ok(data) => {
                 decode_scatter(&t.key, plain, &data, &t.chunk_sel, out, &t.out_sel)?;
                 Ok(Outcome::Read)
@@ -341,7 +342,7 @@ pub fn read_files(paths: &[String], threads: usize) -> Result<Vec<FileRead>, Tas
     run(paths.len(), threads, |i| {
         let path = &paths[i];
         let source = Source::File { path: path.clone(), offset: 0, length: None };
-        match whole(&source).map_err(TaskError::Read)? {
+        match fetch(path, &source)? {
             Ok(data) => Ok(Ok(Some(data.into_owned()))),
             Err(Outcome::Missing) => Ok(Ok(None)),
             Err(other) => Ok(Err(other)),
@@ -391,7 +392,9 @@ fn open_shard<'a>(
                 // Reading a shard whole is one request; chunk by chunk pays one per chunk.
                 if task.inner.len() * 2 >= sh.count() {
                     let data = read_range(&file, path, offset, n).map_err(read)?;
-                    task.source.check_whole(&data).map_err(read)?;
+                    task.source
+                        .check_whole(&data)
+                        .map_err(|e| TaskError::Decode(format!("{key}: {e}")))?;
                     (Opened::Owned(data), n)
                 } else {
                     (Opened::File { file, path, offset }, n)

@@ -121,9 +121,7 @@ pub fn decode_points_into(
             }
             Ok(())
         };
-        match crate::engine::fetch(&files.source(&key))
-            .map_err(|e| TaskError::Read(format!("{key}: {e}")))?
-        {
+        match crate::engine::fetch(&key, &files.source(&key))? {
             Ok(data) => {
                 plain
                     .with_decoded(&data, |decoded| put(decoded))
