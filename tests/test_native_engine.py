@@ -22,6 +22,7 @@ import itertools
 import json
 import math
 import os
+import zlib
 from typing import Any
 
 import hypothesis.extra.numpy as hnp
@@ -938,3 +939,46 @@ def test_file_sources_report_missing_and_deferred_chunks(tmp_path: Any) -> None:
     assert np.array_equal(out[0], data[0])
     assert not out[[1, 2, 4]].any()
     assert (out[3] == 7).all()
+
+
+def test_descriptor_sources_read_ranges_of_an_open_file(tmp_path: Any) -> None:
+    """``(fd, name, offset, length, crc32)`` sources (a ZIP archive's stored members) are
+    read with pread on the caller's descriptor, which stays open; a checksum that does not
+    match, a range past the end of the file and a descriptor that is not open are errors
+    naming the chunk, never a crash."""
+    zstd = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
+    chain = chain_of([BYTES, zstd], shape=(1, 4, 4))
+    data = np.arange(16, dtype="<u2").reshape(1, 4, 4)
+    [stored] = E.encode_batch(chain, [data], 1, False)
+    path = tmp_path / "archive"
+    path.write_bytes(b"header" + stored + b"trailer")
+    crc = zlib.crc32(stored)
+    sel = ((0, 1, 1), *FULL)
+    with open(path, "rb") as archive:
+        fd = archive.fileno()
+
+        def read(source: Any) -> np.ndarray[Any, Any]:
+            out = np.zeros((1, 4, 4), "<u2")
+            E.decode_into(chain, out, [("c/0/1", source, sel, sel)], 1)
+            return out
+
+        for check in (crc, None):
+            np.testing.assert_array_equal(read((fd, str(path), 6, len(stored), check)), data)
+        with pytest.raises(E.ChunkDecodeError, match="^c/0/1: .*CRC-32"):
+            read((fd, str(path), 6, len(stored), crc ^ 1))
+        with pytest.raises(E.ChunkReadError, match="^c/0/1: "):
+            read((fd, str(path), 6, len(stored) + 100, None))
+        os.pread(fd, 1, 0)  # still open: the engine never closes the caller's descriptor
+    for bad_fd in (-1, 2**30):  # none, and a number beyond any open descriptor
+        with pytest.raises(E.ChunkReadError, match="^c/0/1: "):
+            read((bad_fd, str(path), 6, len(stored), None))
+    with pytest.raises(ValueError, match="descriptor source"):
+        read((fd, str(path), -6, len(stored), None))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=300))
+def test_fuzz_json_scan(data: bytes) -> None:
+    """Any bytes: a depth and a digit run no larger than the text, nothing else."""
+    depth, digits = E.json_scan(data)
+    assert 0 <= depth <= len(data) and 0 <= digits <= len(data)
