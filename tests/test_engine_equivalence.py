@@ -106,9 +106,21 @@ def in_zip(a: Any, factory: Any, deflate: frozenset[str] = frozenset()) -> Any:
     return zk.open_array(ZipStore(path, mode="r"), path="g/a")
 
 
+class RemoteLike(MemoryStore):
+    """A store that asks for whole values, as remote ones do (HTTP, fsspec): shards wanted
+    whole are fetched a batch ahead of the engine's decoding."""
+
+    prefers_whole_values = True
+
+
 def placed(a: Any, place: str, factory: Any, data: st.DataObject) -> Any:
-    """``a`` where ``place`` says: in memory as it is, in a directory, or in a ZIP archive
-    (some of its members drawn to be compressed)."""
+    """``a`` where ``place`` says: in memory as it is, in a store that prefers whole
+    values (as remote ones do), in a directory, or in a ZIP archive (some of its members
+    drawn to be compressed)."""
+    if place == "remote":
+        store = RemoteLike()
+        store.set_many((key, a.store.get(key)) for key in a.store.list())
+        return zk.open_array(store)
     if place == "directory":
         return on_disk(a, factory)
     if place == "zip":
@@ -119,7 +131,7 @@ def placed(a: Any, place: str, factory: Any, data: st.DataObject) -> Any:
     return a
 
 
-PLACES = st.sampled_from(["memory", "directory", "zip"])
+PLACES = st.sampled_from(["memory", "remote", "directory", "zip"])
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -430,3 +442,29 @@ class _Factory:
         path = self.root / name
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+
+def test_whole_shards_from_a_remote_store_are_decoded_by_the_engine(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-all from a store that prefers whole values goes through the engine, batch
+    by batch (the next fetched while one decodes); a partial read keeps the Python path,
+    which fetches byte ranges only."""
+    store = RemoteLike()
+    a = zk.create_array(store, shape=(64, 64), chunks=(4, 4), shards=(8, 8), dtype="<u2")
+    data = np.arange(64 * 64, dtype="<u2").reshape(64, 64)
+    a[...] = data
+    batches: list[int] = []
+    real = native.decode_shards_into
+
+    def spy(chain: Any, target: Any, tasks: Any, threads: int) -> Any:
+        batches.append(len(tasks))
+        return real(chain, target, tasks, threads)
+
+    monkeypatch.setattr(native, "decode_shards_into", spy)
+    with zk.config.set(engine="auto", threads=2):
+        np.testing.assert_array_equal(a[...], data)
+        assert len(batches) > 1 and sum(batches) == 64  # 64 shards, in batches
+        batches.clear()
+        np.testing.assert_array_equal(a[3:13, 5:9], data[3:13, 5:9])
+        assert batches == []
+

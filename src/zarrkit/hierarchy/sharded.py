@@ -20,6 +20,7 @@ thread; writes queue whole shards, so at most one shard per thread is in memory 
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -145,9 +146,7 @@ def read_sharded(array: Array, factory: IndexerFactory, selection: Any,
 def _read_into(shards: _Shards, factory: IndexerFactory, selection: Any, indexer: Any,
                target: np.ndarray[Any, Any]) -> None:
     store = shards.store
-    # Remote stores (whole values preferred) keep the Python path, whose fetches overlap
-    # the decoding (see Prefetch below); the engine's batches fetch, then decode.
-    chain = None if store.prefers_whole_values else shards.chain
+    chain = shards.chain
     if chain is not None and _read_shards_natively(shards, chain, indexer, target):
         return
     _, jobs = _shard_jobs(shards, factory, selection, indexer)
@@ -199,8 +198,10 @@ def _read_shards_natively(shards: _Shards, chain: Any, indexer: Any,
     inner chunks with pread; the same from a store that locates its values in an open
     file (a ZipStore's stored members). From other stores, only a selection that wants
     every inner chunk of each shard it touches (the common read-all): shards are fetched
-    whole, a few at a time. False, having read nothing, when the selection is not one of those: the
-    caller then takes the Python path."""
+    whole, a few at a time (from a remote store, the next few while these decode); a
+    partial read from them takes the Python path, which fetches only byte ranges. False,
+    having read nothing, when the selection is not one of those: the caller then takes
+    the Python path."""
     context, store = shards.context, shards.store
     files = offers(store, LocatesFiles)
     only: set[tuple[int, ...]] | None = None
@@ -230,6 +231,11 @@ def _read_shards_natively(shards: _Shards, chain: Any, indexer: Any,
             inner.append((local, chunk_selection, out_selection))
         tasks.append((context.chunk_key(coords), inner, whole))
     threads = config.threads
+    if (store.prefers_whole_values and not files and not ranges
+            and len(tasks) < _WHOLE_SHARDS_PER_THREAD * threads):
+        # Too few shards to keep every thread busy one whole shard each: the Python path
+        # then reads their indexes and inner chunks with parallel range requests.
+        return False
     if files:
         value_file = store.value_file  # type: ignore[attr-defined]
         shard_tasks: list[Any] = [(key, (value_file(key), 0, None), inner)
@@ -253,19 +259,30 @@ def _read_shards_natively(shards: _Shards, chain: Any, indexer: Any,
         if shard_tasks:
             _decode_shards(context, chain, target, shard_tasks, threads)
         tasks = [task for place, task in zip(places, tasks, strict=True) if place is False]
-    # A few shards in memory at a time: enough to keep every thread busy.
+    # A few shards in memory at a time: enough to keep every thread busy. From a store
+    # where a fetch waits on the network, the next batch is fetched while the engine
+    # decodes this one (with the GIL released).
     step = max(1, 2 * threads)
-    for start in range(0, len(tasks), step):
-        batch = tasks[start:start + step]
-        shard_tasks = []
-        for (key, inner, _), data in zip(batch, store.get_many([k for k, _, _ in batch]),
-                                         strict=True):
-            if data is None:
-                _fill_missing(target, inner, context.fill)
-            else:
-                shard_tasks.append((key, data, inner))
-        if shard_tasks:
-            _decode_shards(context, chain, target, shard_tasks, threads)
+    batches = [tasks[start:start + step] for start in range(0, len(tasks), step)]
+
+    def fetch(batch: list[Any]) -> list[Any]:
+        return store.get_many([key for key, _, _ in batch])
+
+    ahead = 1 if store.prefers_whole_values and len(batches) > 1 else 0
+    with contextlib.ExitStack() as stack:
+        fetched = (stack.enter_context(Prefetch(fetch, batches, ahead=ahead))
+                   if ahead else None)
+        for index, batch in enumerate(batches):
+            values = fetch(batch) if fetched is None else fetched.take(index)
+            shard_tasks = []
+            for (key, inner, _), data in zip(batch, values, strict=True):
+                if data is None:
+                    _fill_missing(target, inner, context.fill)
+                else:
+                    shard_tasks.append((key, data, inner))
+            if shard_tasks:
+                _decode_shards(context, chain, target, shard_tasks, threads)
+            del values, shard_tasks
     return True
 
 
