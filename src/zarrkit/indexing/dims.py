@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
-from itertools import product
+from itertools import pairwise, product
 from operator import itemgetter
 from typing import Any
 
@@ -41,7 +41,12 @@ from zarrkit.indexing.grid import (
     grid_shape,
     resolve_dim,
 )
-from zarrkit.indexing.grouping import group_out_selections, group_starts, stable_group_order
+from zarrkit.indexing.grouping import (
+    group_out_selections,
+    group_starts,
+    positions_part,
+    stable_group_order,
+)
 
 __all__ = [
     "DimPiece",
@@ -382,18 +387,24 @@ def _rectilinear_slice_pieces(
     return pieces
 
 
-def _as_slice_if_arithmetic(local: npt.NDArray[np.intp]) -> slice | npt.NDArray[np.intp]:
-    """A strictly increasing arithmetic progression becomes a slice: cheaper to index."""
-    count = local.shape[0]
+def _as_slice_if_arithmetic(local: npt.NDArray[np.intp] | list[int]
+                            ) -> slice | npt.NDArray[np.intp]:
+    """A strictly increasing arithmetic progression becomes a slice: cheaper to index.
+    Anything else stays (or, given as a list, becomes) an ``intp`` array.
+
+    >>> _as_slice_if_arithmetic([2, 4, 6]), _as_slice_if_arithmetic([2, 1])
+    (slice(2, 7, 2), array([2, 1]))
+    """
+    count = len(local)
     first = int(local[0])
     if count == 1:
         return slice(first, first + 1)
     step = int(local[1]) - first
     last = int(local[-1])
-    if step <= 0 or last - first != step * (count - 1):
-        return local
-    if count > 2 and not bool((np.diff(local) == step).all()):
-        return local
+    if step <= 0 or last - first != step * (count - 1) or count > 2 and not (
+            all(b - a == step for a, b in pairwise(local))
+            if isinstance(local, list) else bool((np.diff(local) == step).all())):
+        return local if isinstance(local, np.ndarray) else np.array(local, dtype=np.intp)
     return slice(first, last + 1, None if step == 1 else step)
 
 
@@ -468,27 +479,12 @@ def _few_array_pieces(indices: list[int], dim_len: int, chunk_len: int) -> list[
         positions = positions_by_chunk[chunk_index]
         base = chunk_index * chunk_len
         local = [indices[position] - base for position in positions]
-        chunk_selection = _list_as_slice_if_arithmetic(local)
+        chunk_selection = _as_slice_if_arithmetic(local)
         extent = last_offset + 1 if chunk_index == last_chunk else chunk_len
         complete = (type(chunk_selection) is slice and chunk_selection.start == 0
                     and chunk_selection.step is None and chunk_selection.stop == extent)
-        first, last = positions[0], positions[-1]
-        out_part: slice | npt.NDArray[np.intp] = (
-            slice(first, last + 1) if last - first == len(positions) - 1
-            else np.array(positions, dtype=np.intp))
-        pieces.append((chunk_index, chunk_selection, out_part, complete))
+        pieces.append((chunk_index, chunk_selection, positions_part(positions), complete))
     return pieces
-
-
-def _list_as_slice_if_arithmetic(local: list[int]) -> slice | npt.NDArray[np.intp]:
-    """:func:`_as_slice_if_arithmetic` of a list."""
-    first = local[0]
-    if len(local) == 1:
-        return slice(first, first + 1)
-    step = local[1] - first
-    if step > 0 and all(b - a == step for a, b in zip(local, local[1:], strict=False)):
-        return slice(first, local[-1] + 1, None if step == 1 else step)
-    return np.array(local, dtype=np.intp)
 
 
 def array_pieces(

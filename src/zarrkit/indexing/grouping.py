@@ -86,3 +86,17 @@ def group_out_selections(
             firsts.tolist(), lasts.tolist(), runs, starts.tolist(), ends.tolist(), strict=True
         )
     ]
+
+
+def positions_part(positions: list[int]) -> slice | npt.NDArray[np.intp]:
+    """A group's ascending, distinct output positions (gathered in plain Python for a
+    few elements) as a slice when they run contiguously, else as an index array.
+
+    >>> positions_part([3, 4, 5]), positions_part([0, 2])
+    (slice(3, 6, None), array([0, 2]))
+    """
+    first, last = positions[0], positions[-1]
+    if last - first == len(positions) - 1:
+        return slice(first, last + 1)
+    return np.array(positions, dtype=np.intp)
+

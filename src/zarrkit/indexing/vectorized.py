@@ -34,7 +34,12 @@ from zarrkit.indexing.grid import (
     grid_shape,
     resolve_grid,
 )
-from zarrkit.indexing.grouping import group_out_selections, group_starts, stable_group_order
+from zarrkit.indexing.grouping import (
+    group_out_selections,
+    group_starts,
+    positions_part,
+    stable_group_order,
+)
 from zarrkit.indexing.normalize import as_selection_tuple, normalize_integer_array
 from zarrkit.indexing.plan import ChunkProjection, Indexer
 
@@ -212,10 +217,7 @@ def _few_point_projections(
             np.array([dim_coords[p] - coord * chunk_len for p in points], dtype=np.intp)
             for dim_coords, coord, chunk_len in zip(columns, chunk_coords, chunks, strict=True)
         )
-        first, last = points[0], points[-1]
-        out_part: slice | npt.NDArray[np.intp] = (
-            slice(first, last + 1) if last - first == len(points) - 1
-            else np.array(points, dtype=np.intp))
+        out_part = positions_part(points)
         extents = tuple(min(chunk_len, dim_len - coord * chunk_len)
                         for coord, chunk_len, dim_len in zip(chunk_coords, chunks, array_shape,
                                                              strict=True))
