@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import zipfile
 from typing import Any
+from unittest import mock
 
 import hypothesis.extra.numpy as hnp
 import hypothesis.strategies as st
@@ -16,6 +17,7 @@ from hypothesis import HealthCheck, assume, given, settings
 import zarrkit as zk
 from zarrkit import native
 from zarrkit.errors import ChunkDecodeError, StoreEscapeError, ZarrkitError
+from zarrkit.hierarchy import write_engine
 from zarrkit.storage import DirectoryStore, MemoryStore, ZipStore
 
 pytestmark = pytest.mark.skipif(not native.built(), reason="zarrkit._engine is not built "
@@ -247,21 +249,26 @@ def test_a_corrupt_shard_read_whole_is_named() -> None:
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=arrays(), data=st.data(), threads=st.sampled_from([1, 2]),
-       write_empty=st.booleans())
+       write_empty=st.booleans(), one_by_one=st.booleans())
 def test_both_engines_store_the_same_bytes(case: tuple[Any, Any], data: st.DataObject,
-                                           threads: int, write_empty: bool) -> None:
+                                           threads: int, write_empty: bool,
+                                           one_by_one: bool) -> None:
     """A write through the engine (whole chunks) stores exactly the Python path's bytes,
-    and leaves out (or deletes) the same all-fill chunks. (gzip headers differ in their
-    time stamp only: Python's gzip writes the time, the engine 0; so does a crc32c of
-    them, the last 4 bytes.)"""
+    and leaves out (or deletes) the same all-fill chunks, whether the engine encodes
+    chunks in batches (small chunks) or one per pool thread (``one_by_one``: what chunks
+    over ``NATIVE_WRITE_CHUNK_BYTES`` take). (gzip headers differ in their time stamp
+    only: Python's gzip writes the time, the engine 0; so does a crc32c of them, the last
+    4 bytes.)"""
     source, expected = case
     selection = data.draw(selections(expected.shape), label="selection")
     value = np.asarray(expected[selection])
     stores = []
+    cutoff = 0 if one_by_one else write_engine.NATIVE_WRITE_CHUNK_BYTES
     for engine in ("auto", "python"):
         store = MemoryStore(dict(source.store._data))
         a = zk.open_array(store, mode="r+", write_empty_chunks=write_empty)
-        with zk.config.set(threads=threads, engine=engine):
+        with zk.config.set(threads=threads, engine=engine), \
+                mock.patch.object(write_engine, "NATIVE_WRITE_CHUNK_BYTES", cutoff):
             a[selection] = value[::-1] if value.ndim else value
         stores.append({key: _without_gzip_time(value) for key, value in store._data.items()})
     assert stores[0] == stores[1]

@@ -188,9 +188,30 @@ def write(array: Array, indexer: Any, value: Any) -> None:
             store_chunk(array, key, chunk)
 
     chain = array._native_chain
-    if (chain is None or is_scalar or storage_dtype.hasobject or chain.sharded
-            or math.prod(array._grid_chunks) * storage_dtype.itemsize > NATIVE_WRITE_CHUNK_BYTES):
+    if chain is None or is_scalar or storage_dtype.hasobject or chain.sharded:
         for_each_chunk(array, iter(indexer), write_one)
+        return
+    if math.prod(array._grid_chunks) * storage_dtype.itemsize > NATIVE_WRITE_CHUNK_BYTES:
+        skip_fill = array._store.supports_deletes and not array.write_empty_chunks
+
+        def write_one_natively(projection: ChunkProjection) -> None:
+            part = values[projection.out_selection]
+            if (not projection.is_complete or is_edge_chunk(array, projection.chunk_coords)
+                    or part.shape != tuple(array._grid_chunks)):
+                write_one(projection)
+                return
+            # The engine gathers the value's own view (no copy into a chunk first) and
+            # encodes it with the GIL released; this thread then stores it, as the
+            # Python path's threads do.
+            encoded = native.encode_batch(chain, [part], 1, skip_fill)[0]
+            key = array._chunk_key(projection.chunk_coords)
+            with chunk_lock(array._store, key):
+                if encoded is None:
+                    array._store.delete(key)
+                else:
+                    array._store.set(key, encoded)
+
+        for_each_chunk(array, iter(indexer), write_one_natively)
         return
     for batch in plan_batches(iter(indexer), read_engine.PLAN_BATCH):
         whole = [p for p in batch if p.is_complete]
@@ -203,10 +224,10 @@ def write(array: Array, indexer: Any, value: Any) -> None:
 # call holds, and smaller calls overlap better (S1's 4 MiB chunks: 64 MiB calls 0.67,
 # 16 MiB 0.73 GB/s).
 _NATIVE_WRITE_BYTES = 16 << 20
-# Larger chunks are written by the Python path: each of its threads encodes a chunk and
-# stores it at once, and numcodecs' blosc-zstd encodes 11% faster than the engine's build
-# (S1, 4 MiB chunks: 0.82 against 0.73 GB/s); below this the engine's lower cost per
-# chunk wins (S5, 8 KiB chunks).
+# Larger chunks are not batched: each pool thread encodes one chunk through the engine and
+# stores it at once, so the stores run on both threads instead of the calling thread
+# alone, and the engine reads the value's view without a copy into a chunk first
+# (S1, 4 MiB chunks). Below this, batches win on their lower cost per chunk (S5, 8 KiB).
 NATIVE_WRITE_CHUNK_BYTES = 1 << 20
 
 
