@@ -315,6 +315,27 @@ def test_reads_through_links_leading_outside_are_refused(escaping: tuple[Path, P
     assert store.get("alias/v") == b"inside"  # links that stay inside are followed
 
 
+def test_a_listing_vouches_for_real_directories_only(escaping: tuple[Path, Path]) -> None:
+    """A listing remembers the real directories it finds as inside the store (no lstat
+    each when their keys are read next), never the links: those are still refused after
+    any listing, a nested one included, and a link in a listed directory too."""
+    root, outside = escaping
+    (root / "inner" / "deep").mkdir()
+    (root / "inner" / "out").symlink_to(outside)
+    store = DirectoryStore(root)
+    assert store.list_dir("") == ([], ["alias", "inner"])  # links leading out are left out
+    assert store.list_dir("inner/") == (["v"], ["deep"])
+    assert store.list_dir("alias/") == (["v"], ["deep"])
+    for key in ("link/secret", "link/arr/0", "file", "inner/out/secret", "inner/out/arr/0"):
+        with pytest.raises(StoreEscapeError):
+            store.get(key)
+    with pytest.raises(StoreEscapeError):
+        store.set("inner/out/new", b"1")
+    store.set("inner/deep/new", b"1")
+    assert store.get("inner/deep/new") == b"1" and store.get("alias/v") == b"inside"
+    assert sorted(p.name for p in outside.rglob("*")) == ["0", "arr", "secret"]
+
+
 def test_writes_and_deletes_through_links_leading_outside_are_refused(
         escaping: tuple[Path, Path]) -> None:
     """Before: create_array("link/new") wrote outside and del g["link"]["arr"] deleted

@@ -592,17 +592,24 @@ class DirectoryStore(Store):
             if e.errno == errno.ELOOP:
                 return []
             raise StoreIOError(e.errno, f"cannot list {directory} in {self!r}: {e}") from e
+        # A real directory (not a link) in a directory known to be inside is inside too:
+        # remembered here, from the listing's own entry types, reading the members of a
+        # group of 1,000 arrays needs no lstat per member directory afterwards.
+        listed_inside = str(directory) in self._inside
         entries = []
         for entry in scanned:
             if entry.name.startswith(TEMP_PREFIX):
                 self._clean_temp(entry.path, entry.name)
                 continue
-            if entry.is_symlink() and not self._resolves_inside(entry.path):
+            link = entry.is_symlink()
+            if link and not self._resolves_inside(entry.path):
                 continue
             try:
                 is_dir = entry.is_dir()
             except OSError:  # a link loop
                 continue
+            if listed_inside and is_dir and not link:
+                self._remember_inside(entry.path)
             entries.append((entry.name, is_dir))
         return entries
 
@@ -637,7 +644,8 @@ class DirectoryStore(Store):
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         validate_prefix(prefix)
         directory = self._path(prefix.rstrip("/")) if prefix else self.root
-        if prefix and not self._resolves_inside(str(directory)):
+        if (prefix and str(directory) not in self._inside
+                and not self._resolves_inside(str(directory))):
             return [], []
         keys: list[str] = []
         prefixes: list[str] = []
