@@ -94,6 +94,37 @@ def test_no_snapshot_is_none(tmp_path: Path) -> None:
     assert theirs.metadata.consolidated_metadata is None
 
 
+@pytest.mark.parametrize("engine", ["auto", "python"])
+@pytest.mark.parametrize("mode", ["r", "r+"])
+def test_opened_without_consolidated_metadata_a_group_has_none(
+        tmp_path: Path, engine: str, mode: str) -> None:
+    """As zarr-python's ``use_consolidated=False``: the snapshot is dropped from the opened
+    group's metadata (and, large, left unparsed), members are found by listing, and an
+    attribute change keeps the stored snapshot."""
+    store = str(tmp_path)
+    _hierarchy(zk, store)
+    root = zk.open_group(store, mode="r+")
+    for i in range(300):  # a snapshot large enough for the engine to skip it unparsed
+        root.create_array(f"many/a{i}", shape=(2,), dtype="u1")
+    zk.consolidate_metadata(store)
+    theirs = zarr.open_group(store, mode="r", use_consolidated=False)
+    with zk.config.set(engine=engine):
+        ours = zk.open_group(store, mode=mode, use_consolidated=False)
+        assert ours.metadata.consolidated_metadata is None
+        assert theirs.metadata.consolidated_metadata is None
+        assert sorted(ours.keys()) == sorted(theirs.keys()) == ["a", "e", "many", "z"]
+        assert ours.attrs.asdict() == theirs.attrs.asdict() == {}
+        assert zk.open_group(store, mode="r", use_consolidated=True
+                             ).metadata.consolidated_metadata is not None
+        if mode == "r+":
+            ours.attrs["note"] = 1
+            stored = json.loads((tmp_path / "zarr.json").read_bytes())
+            assert stored["attributes"] == {"note": 1}
+            assert len(stored["consolidated_metadata"]["metadata"]) > 300
+            again = zarr.open_group(store, mode="r", use_consolidated=True)
+            assert len(again.metadata.consolidated_metadata.flattened_metadata) > 300
+
+
 def test_a_snapshot_survives_changes_through_its_object_form() -> None:
     store: dict[str, bytes] = {}
     _hierarchy(zk, store)

@@ -75,7 +75,7 @@ def test_the_one_pass_scan_agrees_with_the_python_walks(text: str, limit: int) -
     inside strings ignored) and finds the long numbers that the digit search finds."""
     if jsonio._json_scan is None:
         pytest.skip("the native engine is not built")
-    depth, digits = jsonio._json_scan(text.encode())
+    depth, digits, _ = jsonio._json_scan(text.encode())
     document = json.loads(text)
     assert (depth > limit) == jsonio.json_depth_exceeds(document, limit)
     long_numbers = any(len(token.lstrip("-")) >= 19 for token in
@@ -95,3 +95,44 @@ def test_utf16_documents_are_not_scanned_as_bytes() -> None:
         deep = ("[" * 200 + "]" * 200).encode(encoding)
         with pytest.raises(MetadataError, match="nests deeper than 128"):
             jsonio.load_json(deep, key="k")
+
+
+member_documents = st.dictionaries(
+    st.sampled_from(["big", "bi", "big2", 'b"ig', "x"]), json_values, max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(document=member_documents, big=json_values, indent=st.sampled_from([None, 2]),
+       padding=st.integers(0, 5000), engine=st.sampled_from(["auto", "python"]))
+def test_a_member_left_out_is_parsed_around(document: dict[str, Any], big: Any, indent: Any,
+                                            padding: int, engine: str) -> None:
+    """``omit`` gives the standard parser's document without that member, on both
+    engines, whether the member's value is small or large enough for the engine to leave
+    it unparsed; the depth limit still covers the text left out."""
+    from zarrkit.config import config
+
+    document = {**document, "big": [big, "p" * padding]}
+    text = json.dumps(document, indent=indent)
+    expected = json.loads(text)
+    expected.pop("big")
+    with config.set(engine=engine):
+        assert same(jsonio.load_json(text.encode(), key="k", omit="big"), expected)
+        deep = text.replace('"big": [', '"big": [' + "[" * 200 + "]" * 200 + ", ", 1)
+        with pytest.raises(MetadataError, match="nests deeper than 128"):
+            jsonio.load_json(deep.encode(), key="k", omit="big")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=json_texts, name=st.sampled_from(["k0", "k1", "k2"]))
+def test_the_scan_finds_a_top_level_members_value(text: str, name: str) -> None:
+    """The span the engine's scan gives for a member of the top-level object holds
+    exactly that member's value (the first one), and there is none for other texts."""
+    if jsonio._json_scan is None:
+        pytest.skip("the native engine is not built")
+    _, _, span = jsonio._json_scan(text.encode(), name)
+    document = json.loads(text)
+    if isinstance(document, dict) and name in document:
+        assert span is not None
+        assert json.loads(text.encode()[span[0]:span[1]]) == document[name]
+    else:
+        assert span is None

@@ -980,5 +980,5 @@ def test_descriptor_sources_read_ranges_of_an_open_file(tmp_path: Any) -> None:
 @given(data=st.binary(max_size=300))
 def test_fuzz_json_scan(data: bytes) -> None:
     """Any bytes: a depth and a digit run no larger than the text, nothing else."""
-    depth, digits = E.json_scan(data)
+    depth, digits, _ = E.json_scan(data)
     assert 0 <= depth <= len(data) and 0 <= digits <= len(data)

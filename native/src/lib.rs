@@ -412,15 +412,22 @@ fn encode_batch<'py>(
     PyList::new(py, items)
 }
 
-/// `(deepest nesting of arrays and objects, longest run of digits)` of a JSON text, both
-/// outside strings: the metadata loader's depth limit and its test for integers the fast
-/// parser cannot keep exact, in one pass (the GIL released for a long text).
+/// `(deepest nesting of arrays and objects, longest run of digits, span)` of a JSON text,
+/// the first two outside strings: the metadata loader's depth limit and its test for
+/// integers the fast parser cannot keep exact, in one pass (the GIL released for a long
+/// text). `span` is `(start, end)` of the value of the top-level member named `member`
+/// (spelt without escapes), or None: a loader can leave a large member unparsed.
 #[pyfunction]
-fn json_scan(py: Python<'_>, data: &[u8]) -> (usize, usize) {
-    if data.len() < 1 << 16 {
-        return json::scan(data);
-    }
-    py.detach(|| json::scan(data))
+#[pyo3(signature = (data, member=None))]
+fn json_scan(py: Python<'_>, data: &[u8], member: Option<&str>
+) -> (usize, usize, Option<(usize, usize)>) {
+    let name = member.map(str::as_bytes);
+    let found = if data.len() < 1 << 16 {
+        json::scan(data, name)
+    } else {
+        py.detach(|| json::scan(data, name))
+    };
+    (found.deepest, found.longest_digits, found.member)
 }
 
 /// The versions of the C libraries this build carries.

@@ -124,6 +124,9 @@ def read_files(paths: list[str], threads: int) -> list[bytes | None | bool]:
 def versions() -> list[tuple[str, str]]:
     """The engine's version and those of the C libraries it carries."""
 
-def json_scan(data: bytes) -> tuple[int, int]:
-    """``(deepest nesting of arrays and objects, longest run of digits)`` of a UTF-8 JSON
-    text, both outside strings (the metadata loader's depth limit and long-number test)."""
+def json_scan(data: bytes, member: str | None = None
+              ) -> tuple[int, int, tuple[int, int] | None]:
+    """``(deepest nesting of arrays and objects, longest run of digits, span)`` of a UTF-8
+    JSON text, the first two outside strings (the metadata loader's depth limit and
+    long-number test); ``span`` is ``(start, end)`` of the value of the top-level member
+    named ``member`` (spelt without escapes), or None."""

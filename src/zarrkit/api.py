@@ -225,7 +225,8 @@ def _open_group(store_obj: Store, node_path: str, mode: str, zarr_format: int | 
                 if consolidated:
                     raise
         return open_group_node(store_obj, node_path, read_only=read_only,
-                               consolidated=snapshot, zarr_format=zarr_format)
+                               consolidated=snapshot, zarr_format=zarr_format,
+                               without_consolidated=consolidated is False)
     if mode == "a":
         if found is None:
             found = find_node(store_obj, node_path, zarr_format=zarr_format)

@@ -65,7 +65,12 @@ from zarrkit.errors import (
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.creation import array_metadata
 from zarrkit.hierarchy.group import Group
-from zarrkit.hierarchy.nodes import create_array_node, find_node, group_metadata_key
+from zarrkit.hierarchy.nodes import (
+    FoundNode,
+    create_array_node,
+    find_node,
+    group_metadata_key,
+)
 from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZMETADATA
 from zarrkit.paths import join_path, normalize_path
@@ -1082,9 +1087,12 @@ def _adopt(root: Group, *, consolidate: bool) -> Group:
     return root
 
 
-def _has_consolidated(root: Group) -> bool:
+def _has_consolidated(root: Group, found: FoundNode) -> bool:
+    """Whether the data set's root has consolidated metadata stored (``found``: the root as
+    read before opening; a local root is opened without its snapshot, as zarr-python's
+    ``use_consolidated=False`` drops it)."""
     if root.zarr_format == 3:
-        return root.metadata.consolidated_metadata is not None
+        return found.metadata.consolidated_metadata is not None
     return root.store.get(join_path(root.path, ZMETADATA)) is not None
 
 
@@ -1123,10 +1131,10 @@ def _open_root(handle: StoreHandle, group: str, where: str, mode: str,
             raise
         return _adopt(root, consolidate=handle.kind == "directory")
     layout.check_version(version, where)
-    if not read_only and handle.kind == "directory" and not _has_consolidated(root):
+    if not read_only and handle.kind == "directory" and not _has_consolidated(root, found):
         root = zk_api.consolidate_metadata(store, group, root.zarr_format)
     if not read_only and handle.kind == "zip" and root.zarr_format == 3 and _has_consolidated(
-            root):
+            root, found):
         # A snapshot in an append-only archive would be rewritten (appended) on every
         # change; the Julia package strips it instead, once (the central directory lists
         # the members anyway).

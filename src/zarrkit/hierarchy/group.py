@@ -1116,10 +1116,13 @@ class TreeText(str):
 
 def open_group_node(
     store: Store, path: str, *, read_only: bool, consolidated: Consolidated | None = None,
-    zarr_format: int | None = None,
+    zarr_format: int | None = None, without_consolidated: bool = False,
 ) -> Group:
-    """The existing group at ``path``, or GroupNotFoundError."""
-    found = require_group(store, path, consolidated, zarr_format)
+    """The existing group at ``path``, or GroupNotFoundError; ``without_consolidated``
+    leaves its consolidated metadata out, unparsed, as zarr-python's
+    ``use_consolidated=False`` drops it."""
+    found = require_group(store, path, consolidated, zarr_format,
+                          without_consolidated=without_consolidated)
     group = node_from_found(store, found, read_only=read_only, consolidated=consolidated)
     assert isinstance(group, Group)
     return group

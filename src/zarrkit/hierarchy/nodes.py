@@ -107,12 +107,15 @@ def read_document(
 
 
 def _documents(
-    store: Store, keys: list[str], consolidated: Consolidated | None
+    store: Store, keys: list[str], consolidated: Consolidated | None, omit: str | None = None
 ) -> list[dict[str, Any] | None]:
+    """The documents of ``keys``; ``omit`` names a top-level member that ``zarr.json``
+    documents read from the store are loaded without."""
     if consolidated is not None:
         found = [consolidated.get(k) for k in keys]
         return [None if document is None else dict(document) for document in found]
-    return [None if raw is None else load_json_object(raw, key=key)
+    return [None if raw is None else load_json_object(
+                raw, key=key, omit=omit if key.endswith(ZARR_JSON) else None)
             for key, raw in zip(keys, store.get_many(keys), strict=True)]
 
 
@@ -121,10 +124,14 @@ def find_node(
     path: str,
     consolidated: Consolidated | None = None,
     zarr_format: int | None = None,
+    *,
+    without_consolidated: bool = False,
 ) -> FoundNode | None:
     """The node at ``path`` with its parsed metadata, or None if there is none.
 
     ``zarr_format=None`` looks for both formats (``zarr.json`` first).
+    ``without_consolidated`` leaves out a format-3 group's consolidated metadata, unparsed
+    (zarr-python's ``use_consolidated=False``).
 
     >>> from zarrkit.storage import MemoryStore
     >>> find_node(MemoryStore({".zgroup": b'{"zarr_format": 2}'}), "").kind
@@ -141,7 +148,12 @@ def find_node(
         keys.append(v3_key)
     if zarr_format in (None, 2):
         keys += [array_key, group_key]
-    documents = dict(zip(keys, _documents(store, keys, consolidated), strict=True))
+    omit: str | None = None
+    if without_consolidated:
+        from zarrkit.metadata.v3 import CONSOLIDATED_MEMBER
+
+        omit = CONSOLIDATED_MEMBER
+    documents = dict(zip(keys, _documents(store, keys, consolidated, omit), strict=True))
     v3_doc = documents.get(v3_key)
     if v3_doc is not None:
         return _found_v3(path, v3_doc, v3_key)
@@ -258,16 +270,18 @@ def require_array(
 
 def require_group(
     store: Store, path: str, consolidated: Consolidated | None = None,
-    zarr_format: int | None = None,
+    zarr_format: int | None = None, *, without_consolidated: bool = False,
 ) -> FoundNode:
-    """The group at ``path``, or GroupNotFoundError.
+    """The group at ``path``, or GroupNotFoundError (``without_consolidated``: see
+    :func:`find_node`).
 
     >>> from zarrkit.storage import MemoryStore
     >>> require_group(MemoryStore({".zgroup": b"[1]"}), "")
     Traceback (most recent call last):
     zarrkit.errors.MetadataError: .zgroup: expected a JSON object, found list
     """
-    node = find_node(store, path, consolidated, zarr_format)
+    node = find_node(store, path, consolidated, zarr_format,
+                     without_consolidated=without_consolidated)
     if node is None or node.kind != "group":
         what = "an array" if node is not None else "nothing"
         raise GroupNotFoundError(f"no group at path {path!r} (found {what})")

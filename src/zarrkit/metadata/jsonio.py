@@ -15,7 +15,7 @@ b'{\\n  "b": 1,\\n  "a": [\\n    1,\\n    2\\n  ]\\n}'
 from __future__ import annotations
 
 import json
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, cast
 
 import numpy as np
 
@@ -227,9 +227,15 @@ def _container_marks(data: bytes | str) -> int:
     return data.count(b"[") + data.count(b"{")
 
 
-def load_json(data: bytes | str, *, key: str) -> Any:
+def load_json(data: bytes | str, *, key: str, omit: str | None = None) -> Any:
     """Parse a metadata document, raising MetadataError that names ``key`` on bad input,
     nesting deeper than :data:`MAX_JSON_DEPTH` included.
+
+    ``omit`` names a member of a top-level object to leave out of the result. The engine's
+    scan finds where its value lies, and a large one is then not parsed at all (a root
+    group's consolidated metadata, opened without it: 1 MB for 1,000 arrays). The depth and
+    long-number checks still cover the whole text; a syntax error inside the value left
+    out goes unnoticed, as it would have no effect.
 
     >>> load_json(b"{", key="a/.zarray")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -238,8 +244,12 @@ def load_json(data: bytes | str, *, key: str) -> Any:
     Traceback (most recent call last):
     zarrkit.errors.MetadataError: zarr.json: metadata nests deeper than 128 levels
     """
-    scan = (_json_scan(data) if _is_utf8_text(data) and _json_scan is not None
+    scan = (_json_scan(data, omit) if _is_utf8_text(data) and _json_scan is not None
             and config.engine != "python" else None)
+    if scan is not None and scan[2] is not None and scan[2][1] - scan[2][0] > _WORTH_OMITTING:
+        start, end = scan[2]
+        text = cast(bytes, data)  # the scan reads bytes only (_is_utf8_text)
+        data = b"".join((text[:start], b"null", text[end:]))
     long_number = scan[1] >= _LONG_DIGITS if scan is not None else _has_long_number(data)
     document = _UNPARSED if long_number else _fast_loads(data)
     if document is _UNPARSED:
@@ -252,7 +262,13 @@ def load_json(data: bytes | str, *, key: str) -> Any:
                     and json_depth_exceeds(document, MAX_JSON_DEPTH))
     if too_deep:
         raise MetadataError(f"{key}: metadata nests deeper than {MAX_JSON_DEPTH} levels")
+    if omit is not None and isinstance(document, dict):
+        document.pop(omit, None)
     return document
+
+
+# Values shorter than this are parsed and dropped: cutting them out costs a copy of the text.
+_WORTH_OMITTING = 1 << 12
 
 
 def _is_utf8_text(data: bytes | str) -> TypeGuard[bytes]:
@@ -306,14 +322,15 @@ def _standard_loads(data: bytes | str, key: str) -> Any:
         raise MetadataError(f"{key}: malformed JSON: {e}") from e
 
 
-def load_json_object(data: bytes | str, *, key: str) -> dict[str, Any]:
-    """Parse a document that must be a JSON object.
+def load_json_object(data: bytes | str, *, key: str, omit: str | None = None
+                     ) -> dict[str, Any]:
+    """Parse a document that must be a JSON object (``omit``: see :func:`load_json`).
 
     >>> load_json_object(b"[]", key=".zattrs")
     Traceback (most recent call last):
     zarrkit.errors.MetadataError: .zattrs: expected a JSON object, found list
     """
-    document = load_json(data, key=key)
+    document = load_json(data, key=key, omit=omit)
     if not isinstance(document, dict):
         raise MetadataError(f"{key}: expected a JSON object, found {type(document).__name__}")
     return document

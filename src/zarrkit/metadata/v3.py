@@ -46,7 +46,9 @@ _REQUIRED_ARRAY_KEYS = ("shape", "data_type", "chunk_grid", "chunk_key_encoding"
                         "codecs")
 _ARRAY_KEYS = frozenset({"zarr_format", "node_type", *_REQUIRED_ARRAY_KEYS, "attributes",
                          "dimension_names", "storage_transformers"})
-_GROUP_KEYS = frozenset({"zarr_format", "node_type", "attributes", "consolidated_metadata"})
+#: The member of a group's ``zarr.json`` that holds its consolidated metadata.
+CONSOLIDATED_MEMBER = "consolidated_metadata"
+_GROUP_KEYS = frozenset({"zarr_format", "node_type", "attributes", CONSOLIDATED_MEMBER})
 
 
 def _prefixed(error: MetadataError, key: str) -> MetadataError:
@@ -695,7 +697,7 @@ class GroupMetadataV3:
             extra = _extra_fields(document, _GROUP_KEYS)
             return cls(
                 attributes=dict(_attributes(document.get("attributes", {}))),
-                consolidated_metadata=document.get("consolidated_metadata"),
+                consolidated_metadata=document.get(CONSOLIDATED_MEMBER),
                 extra=extra,
             )
         except MetadataError as e:
@@ -712,7 +714,7 @@ class GroupMetadataV3:
         # zarr-python's field order, so that both libraries write the same bytes.
         document: dict[str, Any] = {"attributes": _copy_json(self.attributes), "zarr_format": 3}
         if self.consolidated_metadata is not None:
-            document["consolidated_metadata"] = self.consolidated_metadata.to_dict()
+            document[CONSOLIDATED_MEMBER] = self.consolidated_metadata.to_dict()
         document["node_type"] = "group"
         document.update(_copy_json(self.extra))
         return document
