@@ -229,6 +229,77 @@ def test_fast_path_matches_validating_path(data_type: str, fill: Any, shape: lis
             assert isinstance(fast, ArrayMetadataV3) and _same(fast, slow)
 
 
+confusables = st.sampled_from([0, 0.0, -0.0, 1, 1.0, True, False, None, "0", [0], (0,), [],
+                               {}, "NaN", 2**64 - 1, 2**70, np.int64(1)])
+fields_to_vary = st.sampled_from(["fill_value", "shape", "chunk_grid", "codecs", "data_type",
+                                  "dimension_names", "storage_transformers", "extra",
+                                  "tuple shape", "tuple chunk_shape", "tuple codecs",
+                                  "tuple storage_transformers"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(first=st.dictionaries(st.sampled_from(["fill_value", "shape", "codecs"]),
+                             confusables, max_size=1),
+       field=fields_to_vary, value=confusables, attributes=st.dictionaries(
+           st.text(max_size=3), st.integers(), max_size=2))
+def test_documents_parsed_after_a_like_one_are_parsed_as_alone(
+        first: dict[str, Any], field: str, value: Any, attributes: dict[str, Any]) -> None:
+    """Documents are parsed once per content but for attributes: a document following one
+    that differs only in a value JSON may spell alike (1, 1.0 and true; a list and a
+    tuple; an int and numpy's) or in its attributes is parsed to what the validating
+    parse gives, with its own attributes, and is refused where that refuses it."""
+    base = _document()
+    if field in ("shape", "chunk_grid"):
+        changed = {field: [value] if field == "shape" else {
+            "name": "regular", "configuration": {"chunk_shape": [value]}}}
+    elif field == "codecs":
+        changed = {"codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                              {"name": "zstd", "configuration": {"level": value}}]}
+    elif field == "extra":
+        changed = {"unknown": {"must_understand": value}}
+    elif field.startswith("tuple "):  # a document built in Python: JSON has lists
+        changed = {"shape": {"shape": (100,)}, "chunk_shape": {"chunk_grid": {
+            "name": "regular", "configuration": {"chunk_shape": (100,)}}},
+            "codecs": {"codecs": tuple(base["codecs"])},
+            "storage_transformers": {"storage_transformers": ()}}[field[len("tuple "):]]
+    else:
+        changed = {field: value}
+    documents = [_document(**first), base, _document(**changed, attributes=attributes), base]
+    for document in documents:
+        fast = _outcome(ArrayMetadataV3.from_json, document)
+        slow = _outcome(_validating_parse, document)
+        if isinstance(slow, type):
+            assert fast is slow
+        else:
+            assert isinstance(fast, ArrayMetadataV3) and _same(fast, slow)
+            assert fast.attributes == document["attributes"]
+
+
+def test_arrays_alike_but_for_attributes_share_their_layout() -> None:
+    """What an array works out from its metadata (pipeline, grid, fill, allocation) is
+    shared by arrays whose documents differ in attributes only; any other difference,
+    or an attribute change, gives the array its own, and each reads its own values."""
+    store: dict[str, Any] = {}
+    root = zk.open_group(store, mode="w", zarr_format=3)
+    for i in range(3):
+        root.create_array(f"a{i}", shape=(4,), chunks=(2,), dtype="f4", fill_value=0.5,
+                          attributes={"i": i})
+    root.create_array("other", shape=(4,), chunks=(2,), dtype="f4", fill_value=-0.0)
+    opened = zk.open_group(store, mode="r+", use_consolidated=False)
+    a0, a1, a2, other = (opened[name] for name in ("a0", "a1", "a2", "other"))
+    assert a0.metadata.layout_key == a1.metadata.layout_key is not None
+    assert a0._pipeline is a1._pipeline is a2._pipeline
+    assert a0._fill is a1._fill and other.metadata.layout_key != a0.metadata.layout_key
+    assert [a.attrs["i"] for a in (a0, a1, a2)] == [0, 1, 2]
+    assert a0[:].tolist() == [0.5] * 4 and np.signbit(other[:]).all()
+    a1.attrs["i"] = 10
+    assert a1.metadata.layout_key is None and a1.attrs["i"] == 10 and a0.attrs["i"] == 0
+    a1[:2] = 3
+    assert a1[:].tolist() == [3, 3, 0.5, 0.5] and a0[:].tolist() == [0.5] * 4
+    a2.resize((6,))
+    assert a2.shape == (6,) and a0.shape == (4,) and a2[:].tolist() == [0.5] * 6
+
+
 def test_parsed_attributes_stay_isolated_from_the_document() -> None:
     document = _document()
     metadata = ArrayMetadataV3.from_json(document)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from zarrkit.codecs.pipeline import build_pipeline, pipeline_for
+from zarrkit.codecs.pipeline import build_pipeline
 from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.concurrency import chunk_lock
 from zarrkit.config import config
@@ -31,14 +31,7 @@ from zarrkit.errors import (
 )
 from zarrkit.hierarchy import read_engine, shape_changes, write_engine
 from zarrkit.hierarchy.accessors import ArrayConfig, BlockIndex, OIndex, StoredBytes, VIndex
-from zarrkit.hierarchy.array_layout import (
-    clipped_lengths,
-    grid_chunks,
-    largest_allocation,
-    largest_chunk_shape,
-    read_fill,
-    string_dtype,
-)
+from zarrkit.hierarchy.array_layout import ArrayLayout, clipped_lengths
 from zarrkit.hierarchy.attributes import Attributes, Edit
 from zarrkit.hierarchy.consolidated import record_changes, record_documents_v2
 from zarrkit.hierarchy.info import ArrayInfo
@@ -155,27 +148,23 @@ class Array:
     def _set_metadata(self, metadata: Any) -> None:
         self._metadata = metadata
         self._metadata_key = array_metadata_key(self._path, metadata.zarr_format)
-        # The storage grid: shards for a sharded array, chunks otherwise; a rectilinear
-        # dimension holds its chunk boundaries instead of one length.
-        self._grid_chunks: tuple[Any, ...] = grid_chunks(metadata)
-        self._regular = all(isinstance(c, int) for c in self._grid_chunks)
-        first_chunk = None if self._regular else chunk_shape_at(
-            self._grid_chunks, (0,) * len(self._grid_chunks))
         try:
-            # Shared with arrays of the same codecs and chunk spec: a hierarchy of 1000
-            # alike arrays builds (and validates) its pipeline once.
-            self._pipeline = pipeline_for(metadata, first_chunk)
+            layout = ArrayLayout.of(metadata)
         except MetadataError as e:
             raise type(e)(f"array {self.name!r} ({self._metadata_key}): {e}") from e
+        # The storage grid: shards for a sharded array, chunks otherwise; a rectilinear
+        # dimension holds its chunk boundaries instead of one length.
+        self._grid_chunks: tuple[Any, ...] = layout.grid_chunks
+        self._regular = layout.regular
+        self._pipeline = layout.pipeline
         self._pipelines: dict[tuple[int, ...], Any] = {}
         # (config.engine, the native chain or None), set on the first read.
         self._native: tuple[str, Any] | None = None
         # Chunks hold the metadata's dtype; reads give (and ``dtype`` reports) the user's,
         # which differs only for strings (see array_layout.string_dtype).
-        strings = string_dtype(metadata)
-        self._strings = strings is not None
-        self._storage_dtype: np.dtype[Any] = metadata.dtype
-        self._dtype: np.dtype[Any] = strings or metadata.dtype
+        self._strings = layout.strings
+        self._storage_dtype: np.dtype[Any] = layout.storage_dtype
+        self._dtype: np.dtype[Any] = layout.dtype
         self._pipeline_sharding = getattr(self._pipeline, "sharding", None)
         # Partial shard I/O decodes inner chunks straight into the output, in the storage
         # dtype: strings (objects in chunks, StringDType out) go through whole shards.
@@ -184,16 +173,14 @@ class Array:
         if self._pipeline_sharding is not None and not self._regular:
             raise MetadataError(
                 f"array {self.name!r}: sharding needs a regular chunk grid")
-        self._fill = read_fill(metadata)
+        self._fill = layout.fill
         self._prefix = key_prefix(self._path)
         # Chunk coordinates -> store keys: the same chunks' keys are made on every read
         # of a small selection (a third of S10's per-chunk cost, without this).
         self._chunk_keys: dict[tuple[int, ...], str] = {}
         # Checked against config.max_chunk_bytes before each selection's I/O (not here:
         # valid metadata must open, and the limit can change).
-        self._largest_allocation = largest_allocation(
-            largest_chunk_shape(metadata.shape, self._grid_chunks), metadata.dtype,
-            self._pipeline)
+        self._largest_allocation = layout.largest_allocation
 
     def _check_allocation_limit(self) -> None:
         """ResourceLimitError if reading or writing a chunk of this array would allocate

@@ -12,14 +12,81 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from zarrkit.caching import BoundedCache
+from zarrkit.codecs.pipeline import pipeline_for
+from zarrkit.indexing.grid import chunk_shape_at
 from zarrkit.metadata.fill_value import default_fill_value
 
-__all__ = ["clipped_lengths", "grid_chunks", "largest_allocation", "largest_chunk_shape",
-           "read_fill", "string_dtype", "with_shape"]
+__all__ = ["ArrayLayout", "clipped_lengths", "grid_chunks", "largest_allocation",
+           "largest_chunk_shape", "read_fill", "string_dtype", "with_shape"]
+
+
+@dataclass(frozen=True)
+class ArrayLayout:
+    """All of the above for one array's metadata, as the array keeps it. Arrays whose
+    documents differ in their attributes only share one (a hierarchy of 1,000 alike
+    arrays works it out once).
+
+    >>> from zarrkit.hierarchy.creation import array_metadata
+    >>> layout = ArrayLayout.of(array_metadata(zarr_format=3, shape=(10,), chunks=(4,),
+    ...                                        dtype="i2", fill_value=7))
+    >>> layout.grid_chunks, layout.regular, layout.fill, layout.largest_allocation[0]
+    ((4,), True, np.int16(7), 8)
+    """
+
+    grid_chunks: tuple[Any, ...]
+    regular: bool
+    #: The pipeline of the chunks (of the first chunk, for a rectilinear grid).
+    pipeline: Any
+    #: What chunks hold, and what reads give: they differ for strings only (objects in
+    #: chunks, numpy's StringDType out; see :func:`string_dtype`).
+    storage_dtype: np.dtype[Any]
+    dtype: np.dtype[Any]
+    strings: bool
+    fill: Any
+    largest_allocation: tuple[int, str]
+
+    @classmethod
+    def of(cls, metadata: Any) -> ArrayLayout:
+        """The layout of ``metadata``: shared with every array parsed from a document of
+        the same content but for attributes (``layout_key``), except sharded ones, whose
+        pipelines are not shared. MetadataError from the codec pipeline if the codecs do
+        not fit; never cached."""
+        key = getattr(metadata, "layout_key", None)
+        layout = None if key is None else _LAYOUTS.get(key)
+        if layout is None:
+            layout = cls._work_out(metadata)
+            if key is not None and layout.pipeline.sharding is None:
+                _LAYOUTS.put(key, layout)
+        return layout
+
+    @classmethod
+    def _work_out(cls, metadata: Any) -> ArrayLayout:
+        grid = grid_chunks(metadata)
+        regular = all(isinstance(c, int) for c in grid)
+        first_chunk = None if regular else chunk_shape_at(grid, (0,) * len(grid))
+        # Shared with arrays of the same codecs and chunk spec, whatever else differs.
+        pipeline = pipeline_for(metadata, first_chunk)
+        strings = string_dtype(metadata)
+        return cls(
+            grid_chunks=grid,
+            regular=regular,
+            pipeline=pipeline,
+            storage_dtype=metadata.dtype,
+            dtype=strings or metadata.dtype,
+            strings=strings is not None,
+            fill=read_fill(metadata),
+            largest_allocation=largest_allocation(
+                largest_chunk_shape(metadata.shape, grid), metadata.dtype, pipeline),
+        )
+
+
+_LAYOUTS: BoundedCache[bytes, ArrayLayout] = BoundedCache(256)
 
 
 def grid_chunks(metadata: Any) -> tuple[Any, ...]:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrkit import registry
+from zarrkit.caching import BoundedCache
 from zarrkit.errors import MetadataError, UnknownCodecError, UnsupportedExtensionError
 from zarrkit.metadata.chunk_grid import (
     ChunkGrid,
@@ -38,7 +39,7 @@ from zarrkit.metadata.fill_value import (
     default_fill_value_v3,
     encode_fill_value_v3,
 )
-from zarrkit.metadata.jsonio import MAX_JSON_DEPTH, json_depth_exceeds
+from zarrkit.metadata.jsonio import MAX_JSON_DEPTH, content_key, json_depth_exceeds
 
 ZARR_JSON = "zarr.json"
 
@@ -201,6 +202,13 @@ def _fill_identity(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
+# Parsed array documents by their content other than attributes (``layout_key``): the
+# arrays of a hierarchy are mostly alike (S9's 1,000 differ in their attributes only), and
+# parsing each whole was a third of the cost of opening it. Only successes are kept: an
+# invalid document raises every time.
+_PARSED_ARRAYS: BoundedCache[bytes, tuple[dict[str, Any], ArrayMetadataV3]] = BoundedCache(256)
+
+
 @dataclass(frozen=True, eq=False)
 class ArrayMetadataV3:
     """The ``zarr.json`` of an array, parsed.
@@ -227,6 +235,11 @@ class ArrayMetadataV3:
     dimension_names: tuple[str | None, ...] | None = None
     storage_transformers: tuple[dict[str, Any], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The content of the document parsed (``from_json``) other than its attributes, as
+    #: :func:`~zarrkit.metadata.jsonio.content_key` gives it; None when built otherwise.
+    #: What an array works out from its metadata is cached under it (not an init field:
+    #: ``replace`` makes a new one None).
+    layout_key: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Direct construction: every field is coerced and checked here. from_json checks
@@ -282,6 +295,15 @@ class ArrayMetadataV3:
         metadata = object.__new__(cls)
         # Frozen: __setattr__ refuses, but the instance dict takes the fields directly.
         metadata.__dict__.update(fields)
+        return metadata
+
+    def _with_parsed_attributes(self, attributes: dict[str, Any]) -> ArrayMetadataV3:
+        """A copy holding ``attributes`` (already checked) instead of this one's: another
+        document of the same layout, parsed."""
+        metadata = object.__new__(type(self))
+        metadata.__dict__.update(self.__dict__)
+        metadata.__dict__["attributes"] = attributes
+        metadata.__dict__["extra"] = dict(self.extra)
         return metadata
 
     def __eq__(self, other: object) -> bool:
@@ -420,6 +442,19 @@ class ArrayMetadataV3:
         Traceback (most recent call last):
         zarrkit.errors.MetadataError: a/zarr.json: missing required key 'shape'
         """
+        layout = content = None
+        if cls is ArrayMetadataV3 and type(document) is dict:
+            content = {k: v for k, v in document.items() if k != "attributes"}
+            layout = content_key(content)
+            seen = None if layout is None else _PARSED_ARRAYS.get(layout)
+            # The key tells true, 1 and 1.0 apart, == tells a list from a tuple (a
+            # document built in Python, not parsed from JSON): both must agree.
+            if seen is not None and seen[0] == content:
+                try:
+                    attributes = dict(_attributes(document.get("attributes", {})))
+                except MetadataError as e:
+                    raise _prefixed(e, key) from e
+                return seen[1]._with_parsed_attributes(attributes)
         try:
             document = _check_header(document, key, "array")
             for name in _REQUIRED_ARRAY_KEYS:
@@ -452,7 +487,7 @@ class ArrayMetadataV3:
             names = (None if dimension_names is None
                      else _dimension_names(dimension_names, len(shape)))
             transformer_tuple = tuple(_normalize_storage_transformer(t) for t in transformers)
-            return cls._from_checked(
+            metadata = cls._from_checked(
                 shape=shape,
                 data_type=data_type,
                 chunk_grid=chunk_grid,
@@ -468,6 +503,10 @@ class ArrayMetadataV3:
             if str(e).startswith(f"{key}: "):
                 raise
             raise _prefixed(e, key) from e
+        if layout is not None and content is not None:
+            metadata.__dict__["layout_key"] = layout
+            _PARSED_ARRAYS.put(layout, (content, metadata))
+        return metadata
 
     def to_json(self) -> dict[str, Any]:
         """The ``zarr.json`` document (a fresh object the caller may modify).
