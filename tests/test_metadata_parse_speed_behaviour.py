@@ -445,3 +445,38 @@ def test_an_invalid_chain_fails_every_time_despite_the_pipeline_cache() -> None:
     for _ in range(2):
         with pytest.raises(MetadataError):
             pipeline_for(bad)
+
+
+def _zarray(**changes: Any) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "zarr_format": 2, "shape": [100], "chunks": [100], "dtype": "<f4", "fill_value": 0.0,
+        "order": "C", "compressor": {"id": "zstd", "level": 1}, "filters": None,
+        "dimension_separator": ".",
+    }
+    document.update(changes)
+    return document
+
+
+@settings(max_examples=300, deadline=None)
+@given(field=st.sampled_from(["fill_value", "shape", "chunks", "dtype", "order", "filters",
+                              "compressor", "dimension_separator"]),
+       value=confusables, wrap=st.booleans())
+def test_zarray_documents_parsed_after_a_like_one_are_parsed_as_alone(
+        field: str, value: Any, wrap: bool) -> None:
+    """Format 2 too: each .zarray content is parsed once, and a document following a like
+    one (a value JSON spells alike, a tuple for a list) is parsed, or refused, as the
+    uncached parse does it."""
+    from zarrkit.metadata.v2 import ArrayMetadataV2
+
+    if field in ("shape", "chunks") and wrap:
+        value = (value,) if type(value) is int else [value]
+    elif field == "compressor" and wrap:
+        value = {"id": "zstd", "level": value}
+    for document in (_zarray(), _zarray(**{field: value}), _zarray()):
+        fast = _outcome(ArrayMetadataV2.from_json, document)
+        slow = _outcome(lambda d: ArrayMetadataV2._parse(d, ".zarray"), document)
+        if isinstance(slow, type):
+            assert fast is slow
+        else:
+            assert fast == slow and fast.to_json() == slow.to_json()
+            assert type(fast.fill_value) is type(slow.fill_value)

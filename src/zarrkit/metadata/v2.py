@@ -15,10 +15,12 @@ from typing import Any, Literal
 
 import numpy as np
 
+from zarrkit.caching import BoundedCache
 from zarrkit.errors import MetadataError
 from zarrkit.metadata.consolidated import ZMETADATA as ZMETADATA
 from zarrkit.metadata.dtypes import dtype_to_json_v2, parse_dtype_v2
 from zarrkit.metadata.fill_value import decode_fill_value, encode_fill_value
+from zarrkit.metadata.jsonio import content_key
 
 ZARRAY = ".zarray"
 ZGROUP = ".zgroup"
@@ -88,6 +90,10 @@ def _codec_config(value: Any, name: str, key: str) -> dict[str, Any]:
     return dict(value)
 
 
+# Parsed .zarray documents by content (only successes: an invalid one raises every time).
+_PARSED_ARRAYS: BoundedCache[bytes, tuple[dict[str, Any], ArrayMetadataV2]] = BoundedCache(256)
+
+
 @dataclass(frozen=True)
 class ArrayMetadataV2:
     """The contents of a ``.zarray`` document, parsed.
@@ -110,6 +116,9 @@ class ArrayMetadataV2:
     dimension_separator: Literal[".", "/"] = "."
     zarr_format: Literal[2] = 2
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: The document parsed (``from_json``), as :func:`~zarrkit.metadata.jsonio.content_key`
+    #: gives it; None when built otherwise (see ``ArrayMetadataV3.layout_key``).
+    layout_key: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.shape) != len(self.chunks):
@@ -132,6 +141,25 @@ class ArrayMetadataV2:
         Traceback (most recent call last):
         zarrkit.errors.MetadataError: .zarray: missing required key 'shape'
         """
+        layout = None
+        if cls is ArrayMetadataV2 and type(document) is dict:
+            # A hierarchy's .zarray documents are often all alike: each content is parsed
+            # once (the key and == agree, as for format 3).
+            layout = content_key(document)
+            seen = None if layout is None else _PARSED_ARRAYS.get(layout)
+            if seen is not None and seen[0] == document:
+                metadata = object.__new__(cls)
+                metadata.__dict__.update(seen[1].__dict__)
+                metadata.__dict__["extra"] = dict(seen[1].extra)
+                return metadata
+        metadata = cls._parse(document, key)
+        if layout is not None:
+            metadata.__dict__["layout_key"] = layout
+            _PARSED_ARRAYS.put(layout, (dict(document), metadata))
+        return metadata
+
+    @classmethod
+    def _parse(cls, document: dict[str, Any], key: str) -> ArrayMetadataV2:
         for name in _REQUIRED_ARRAY_KEYS:
             if name not in document:
                 raise MetadataError(f"{key}: missing required key {name!r}")
