@@ -480,3 +480,32 @@ def test_zarray_documents_parsed_after_a_like_one_are_parsed_as_alone(
         else:
             assert fast == slow and fast.to_json() == slow.to_json()
             assert type(fast.fill_value) is type(slow.fill_value)
+
+
+@settings(max_examples=400, deadline=None)
+@given(paths=st.lists(st.text(alphabet="ab/.-\n\\\x00é_ ", max_size=6), max_size=6,
+                      unique=True),
+       not_an_object=st.booleans())
+def test_a_snapshots_paths_are_checked_at_once_as_one_by_one(paths: list[str],
+                                                              not_an_object: bool) -> None:
+    """An inline snapshot's paths are checked with one match over all of them; it refuses
+    exactly the snapshots the check of each path (already normal, not empty) and each
+    entry (a JSON object) refuses."""
+    from zarrkit.errors import InvalidKeyError
+    from zarrkit.metadata.consolidated import check_consolidated_v3
+    from zarrkit.paths import PLAIN_PATH, all_plain, normalize_path
+
+    def normal(path: str) -> bool:
+        try:
+            return path != "" and normalize_path(path) == path
+        except InvalidKeyError:
+            return False
+
+    entries: dict[str, Any] = {path: {"node_type": "group"} for path in paths}
+    if not_an_object and paths:
+        entries[paths[-1]] = []
+    valid = all(normal(p) for p in paths) and not (not_an_object and paths)
+    outcome = _outcome(check_consolidated_v3, {"kind": "inline", "metadata": entries})
+    assert (outcome is MetadataError) == (not valid)
+    if all_plain(paths):
+        assert all(PLAIN_PATH.fullmatch(p) and normal(p) for p in paths)

@@ -19,8 +19,24 @@ from zarrkit.errors import InvalidKeyError
 _SLASHES = re.compile("/+")
 # Paths (and store keys) made of word characters, dots and dashes, with no "." or ".."
 # segment, are already normal; one match settles them in well under a microsecond.
-_PLAIN_SEGMENT = r"(?!\.\.?(?:/|\Z))[\w.\-]+"
-PLAIN_PATH = re.compile(rf"{_PLAIN_SEGMENT}(?:/{_PLAIN_SEGMENT})*", re.ASCII)
+_PLAIN_SEGMENT = r"(?!\.\.?(?:/|\n|\Z))[\w.\-]+"
+_PLAIN = rf"{_PLAIN_SEGMENT}(?:/{_PLAIN_SEGMENT})*"
+PLAIN_PATH = re.compile(_PLAIN, re.ASCII)
+# The same rule for many paths at once, one per line: one match for a snapshot's 1,000.
+_PLAIN_LINES = re.compile(rf"{_PLAIN}(?:\n{_PLAIN})*", re.ASCII)
+
+
+def all_plain(paths: list[str]) -> bool:
+    r"""Whether every path of ``paths`` is plain (as :data:`PLAIN_PATH` tells, so already
+    normal), with one match over them all; False for none.
+
+    >>> all_plain(["a", "a/b-1.x"]), all_plain(["a", "a/./b"]), all_plain(["a\nb"])
+    (True, False, False)
+    """
+    joined = "\n".join(paths)
+    # A newline inside a path would make two plain-looking lines of one.
+    return (joined.count("\n") == len(paths) - 1
+            and _PLAIN_LINES.fullmatch(joined) is not None)
 
 
 def normalize_path(path: str | None) -> str:

@@ -428,7 +428,8 @@ class Group:
             return
         prefix = key_prefix(self._path)  # prefix + name is join_path(self._path, name)
         for name in self._consolidated_names():
-            found = find_node(self._store, prefix + name, self._consolidated)
+            # Members are of the group's format, as when listing (zarr-python's rule).
+            found = find_node(self._store, prefix + name, self._consolidated, self._zarr_format)
             if found is not None:
                 yield name, found
 

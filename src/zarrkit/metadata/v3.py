@@ -444,7 +444,8 @@ class ArrayMetadataV3:
         """
         layout = content = None
         if cls is ArrayMetadataV3 and type(document) is dict:
-            content = {k: v for k, v in document.items() if k != "attributes"}
+            content = dict(document)  # a copy and a pop: twice as fast as a comprehension
+            content.pop("attributes", None)
             layout = content_key(content)
             seen = None if layout is None else _PARSED_ARRAYS.get(layout)
             # The key tells true, 1 and 1.0 apart, == tells a list from a tuple (a
