@@ -1184,7 +1184,7 @@ def test_a_side_directory_made_by_another_writer_meanwhile_is_used(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = DirectoryStore(tmp_path / "s")
     side = side_of(store.root)
-    real_open = open
+    real_open = os.open
     raced = []
 
     def racing_open(file: Any, *args: Any, **kwargs: Any) -> Any:
@@ -1196,7 +1196,7 @@ def test_a_side_directory_made_by_another_writer_meanwhile_is_used(
 
     replaced: list[str] = []
     real_replace = os.replace
-    monkeypatch.setattr(directory_module, "open", racing_open, raising=False)
+    monkeypatch.setattr(os, "open", racing_open)
     monkeypatch.setattr(os, "replace", lambda s, d: replaced.append(s) or real_replace(s, d))
     store.set("a/b", b"1")
     store.set("a/c", b"2")
@@ -1209,7 +1209,7 @@ def test_temporaries_go_inside_when_nothing_can_be_made_beside(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str) -> None:
     store = DirectoryStore(tmp_path / "s")
     side = side_of(store.root)
-    real_open, real_makedirs = open, os.makedirs
+    real_open, real_makedirs = os.open, os.makedirs
 
     def refusing_open(file: Any, *args: Any, **kwargs: Any) -> Any:
         if str(file).startswith(str(side)):
@@ -1225,7 +1225,7 @@ def test_temporaries_go_inside_when_nothing_can_be_made_beside(
 
     replaced: list[str] = []
     real_replace = os.replace
-    monkeypatch.setattr(directory_module, "open", refusing_open, raising=False)
+    monkeypatch.setattr(os, "open", refusing_open)
     monkeypatch.setattr(os, "makedirs", refusing_makedirs)
     monkeypatch.setattr(os, "replace", lambda s, d: replaced.append(s) or real_replace(s, d))
     store.set("a/b", b"1")
@@ -1355,3 +1355,23 @@ def test_checked_directories_are_remembered_up_to_a_bound(
         assert store.get(f"{name}/k") == b"1"
     assert store.get("top") == b"1"  # the root itself is never forgotten
     assert resolved == [str(store.root / n) for n in ("d2", "d1", "d3")]
+
+
+def test_short_writes_are_continued_and_files_get_open_s_permissions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Values are written with os.write, which may write less than it is given: the rest
+    follows, for every kind of buffer a store takes. Files get the permissions open()
+    gives (0o666 less the umask), not os.open's default 0o777."""
+    store = DirectoryStore(tmp_path / "s")
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, bytes(data)[:3]))
+    values = {"a": b"0123456789", "b/c": bytearray(b"abcdefg"), "d": b"",
+              "e": memoryview(b"xyz" * 5)[::3], "f": memoryview(bytes(range(8))).cast("I")}
+    for key, value in values.items():
+        store.set(key, value)
+    monkeypatch.undo()
+    for key, value in values.items():
+        assert store.get(key) == bytes(value)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(os.stat(tmp_path / "s" / "a").st_mode) == 0o666 & ~umask
