@@ -203,13 +203,7 @@ def write(array: Array, indexer: Any, value: Any) -> None:
             # The engine gathers the value's own view (no copy into a chunk first) and
             # encodes it with the GIL released; this thread then stores it, as the
             # Python path's threads do.
-            encoded = native.encode_batch(chain, [part], 1, skip_fill)[0]
-            key = array._chunk_key(projection.chunk_coords)
-            with chunk_lock(array._store, key):
-                if encoded is None:
-                    array._store.delete(key)
-                else:
-                    array._store.set(key, encoded)
+            store_encoded(array, projection, native.encode_batch(chain, [part], 1, skip_fill)[0])
 
         for_each_chunk(array, iter(indexer), write_one_natively)
         return
@@ -261,12 +255,7 @@ def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
 
     def store(group: list[ChunkProjection], encoded: list[bytes | None]) -> None:
         for projection, data in zip(group, encoded, strict=True):
-            key = array._chunk_key(projection.chunk_coords)
-            with chunk_lock(array._store, key):
-                if data is None:
-                    array._store.delete(key)
-                else:
-                    array._store.set(key, data)
+            store_encoded(array, projection, data)
 
     if len(groups) == 1:
         store(groups[0], encode(groups[0]))
@@ -274,6 +263,17 @@ def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
     with Prefetch(encode, groups, ahead=1) as encoded:
         for index, group in enumerate(groups):
             store(group, encoded.take(index))
+
+
+def store_encoded(array: Array, projection: ChunkProjection, data: bytes | None) -> None:
+    """Store a chunk the engine encoded, or delete it when the engine found it all fill
+    (``data`` None), under the chunk's lock."""
+    key = array._chunk_key(projection.chunk_coords)
+    with chunk_lock(array._store, key):
+        if data is None:
+            array._store.delete(key)
+        else:
+            array._store.set(key, data)
 
 
 def check_chunks_to_update(array: Array, indexer: Any) -> None:

@@ -336,11 +336,12 @@ def load_json_object(data: bytes | str, *, key: str, omit: str | None = None
     return document
 
 
-def content_key(value: Any, *, sort_keys: bool = False) -> bytes | None:
+def content_key(value: Any) -> bytes | None:
     """A compact dump of a JSON value to key a cache on its content (object members in
-    their order unless ``sort_keys``), or None when there is no fast encoder or it refuses
-    the value (integers beyond 64 bits, objects that are not JSON). NaN and infinities
-    dump as null: a caller with values not parsed from JSON text guards against that.
+    their order), or None when there is no fast encoder or it refuses the value (integers
+    beyond 64 bits, objects that are not JSON). It tells true, 1 and 1.0 apart, but not a
+    tuple from a list, and NaN and infinities dump as null: a cache confirms a hit with
+    ``==`` on the values themselves.
 
     >>> content_key({"b": [1, 2.0], "a": None}) if _orjson else b'{"b":[1,2.0],"a":null}'
     b'{"b":[1,2.0],"a":null}'
@@ -348,7 +349,7 @@ def content_key(value: Any, *, sort_keys: bool = False) -> bytes | None:
     if _orjson is None:
         return None
     try:
-        return _orjson.dumps(value, option=_orjson.OPT_SORT_KEYS if sort_keys else None)
+        return _orjson.dumps(value)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         return None
 
