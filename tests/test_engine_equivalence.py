@@ -180,8 +180,12 @@ def test_arrays_the_engine_does_not_cover_take_the_python_path() -> None:
     with zk.config.set(engine="auto"):  # whatever ZARRKIT_ENGINE says
         assert [x.engine for x in (filtered, strings, raw)] == ["python"] * 3
         assert covered.engine == "native"
+        # array.info tells it too, and prints zarr-python's rows only
+        assert [x.info.engine for x in (filtered, raw, covered)] == ["python", "python",
+                                                                     "native"]
+        assert "ngine" not in str(covered.info) + str(covered.info_complete())
     with zk.config.set(engine="python"):
-        assert covered.engine == "python"
+        assert covered.engine == covered.info.engine == "python"
 
 
 @st.composite

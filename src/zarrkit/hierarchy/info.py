@@ -78,6 +78,20 @@ class ArrayInfo:
                 rows.append(("Chunks Initialized", str(a.nchunks_initialized)))
         return rows
 
+    @property
+    def engine(self) -> str:
+        """The engine that decodes the array's chunks (:attr:`Array.engine`: ``"native"``
+        or ``"python"``), as ``zarrkit.config.engine`` sets it now. Not a printed row:
+        the summary prints as zarr-python's does, byte for byte.
+
+        >>> import zarrkit as zk
+        >>> a = zk.create_array({}, shape=(4,), dtype="u2")
+        >>> with zk.config.set(engine="python"):
+        ...     a.info.engine
+        'python'
+        """
+        return self._array.engine
+
     def __repr__(self) -> str:
         return "\n".join(f"{label:<18} : {value}" for label, value in self.items())
 
