@@ -399,7 +399,7 @@ class DirectoryStore(Store):
     def _write_temp(self, value: Buffer, directory: str, key: str) -> str:
         """Write ``value`` to a new temporary file (fsynced if configured); its path."""
         if isinstance(value, memoryview) and not value.c_contiguous:
-            value = value.tobytes()  # file.write() rejects strided buffers
+            value = value.tobytes()  # _write_all casts to bytes: strided views cannot
         name = self._temp_name()
         temp = ""
         fd = None
