@@ -22,6 +22,7 @@ import itertools
 import json
 import math
 import os
+import sys
 import zlib
 from typing import Any
 
@@ -553,6 +554,54 @@ def test_engine_bytes_equal_numcodecs() -> None:
             full = tuple((0, n, 1) for n in a.shape)
             E.decode_into(chain, out, [("k", bytes(theirs), full, full)], 1)
             assert np.array_equal(out, a)
+
+
+@st.composite
+def blosc_zstd_rounds(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Rounds of c-blosc zstd work on one thread: levels, block sizes and sizes that change
+    from round to round (each sizes zstd's context differently), some with corrupt input."""
+    return draw(st.lists(st.fixed_dictionaries({
+        "clevel": st.integers(0, 9), "shuffle": st.sampled_from([0, 1, 2]),
+        "blocksize": st.sampled_from([0, 256, 4096, 65536]),
+        "items": st.integers(1, 60_000), "seed": st.integers(0, 3),
+        "corrupt": st.booleans()}), min_size=2, max_size=8))
+
+
+@pytest.mark.skipif(sys.platform != "linux",
+                    reason="the linker sends c-blosc's zstd calls to the engine on Linux only")
+@settings(max_examples=25, deadline=None)
+@given(rounds=blosc_zstd_rounds())
+def test_blosc_zstd_contexts_are_reused_with_numcodecs_bytes(rounds: list[dict[str, Any]]
+                                                             ) -> None:
+    """The engine sends c-blosc's per-block zstd calls to one context per thread (a block
+    no longer pays for building one). Reused across levels, block sizes, sizes and failed
+    frames, the contexts still give numcodecs' bytes and decode what numcodecs wrote."""
+    before = E.blosc_zstd_calls()
+    for r in rounds:
+        rng = np.random.default_rng(r["seed"])
+        a = rng.integers(0, 1 << (4 * (r["seed"] + 1)), r["items"]).astype("<u2")
+        config = {"id": "blosc", "cname": "zstd", "clevel": r["clevel"],
+                  "shuffle": r["shuffle"], "blocksize": r["blocksize"]}
+        chain = E.Chain(json.dumps({"format": 2, "itemsize": 2, "chunk_shape": [a.size],
+                                    "order": "C", "compressor": config}), bytes(2))
+        theirs = bytes(numcodecs.get_codec(dict(config)).encode(a))
+        full = ((0, a.size, 1),)
+        if r["corrupt"]:
+            # A zstd frame broken inside a block: refused, and the context stays usable.
+            bad = bytearray(theirs)
+            bad[len(bad) // 2:] = bytes(len(bad) - len(bad) // 2)
+            try:
+                E.decode_into(chain, np.empty_like(a), [("k", bytes(bad), full, full)], 1)
+            except E.ChunkDecodeError:
+                pass
+        [mine] = E.encode_batch(chain, [a], 1, False)
+        assert mine == theirs, config
+        out = np.empty_like(a)
+        E.decode_into(chain, out, [("k", theirs, full, full)], 1)
+        assert np.array_equal(out, a)
+    # c-blosc copies level 0 and buffers under 128 bytes without calling zstd.
+    if any(r["clevel"] > 0 and r["items"] * 2 >= 128 for r in rounds):
+        assert E.blosc_zstd_calls() > before
 
 
 def test_reads_zarr_python_arrays(tmp_path: Any) -> None:

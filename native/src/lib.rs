@@ -8,6 +8,7 @@
 //! (pointers into buffers and arrays that it keeps referenced until the call returns),
 //! releases the GIL, and maps errors to exceptions.
 
+mod blosc_zstd;
 mod chain;
 mod codecs;
 mod engine;
@@ -442,6 +443,13 @@ fn versions() -> Vec<(String, String)> {
     ]
 }
 
+/// How many of c-blosc's zstd calls went to the engine's per-thread contexts (0 where the
+/// linker could not send them there: they then build a context per block, as c-blosc does).
+#[pyfunction]
+fn blosc_zstd_calls() -> u64 {
+    blosc_zstd::wrapped_calls()
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyChain>()?;
@@ -453,6 +461,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_points_into, m)?)?;
     m.add_function(wrap_pyfunction!(versions, m)?)?;
     m.add_function(wrap_pyfunction!(json_scan, m)?)?;
+    m.add_function(wrap_pyfunction!(blosc_zstd_calls, m)?)?;
     m.add("ChunkDecodeError", m.py().get_type::<ChunkDecodeError>())?;
     m.add("ChunkReadError", m.py().get_type::<ChunkReadError>())?;
     Ok(())

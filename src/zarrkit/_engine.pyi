@@ -124,6 +124,10 @@ def read_files(paths: list[str], threads: int) -> list[bytes | None | bool]:
 def versions() -> list[tuple[str, str]]:
     """The engine's version and those of the C libraries it carries."""
 
+def blosc_zstd_calls() -> int:
+    """How many of c-blosc's zstd calls went to the engine's per-thread zstd contexts (0
+    where the linker could not send them there, as on other systems than Linux)."""
+
 def json_scan(data: bytes, member: str | None = None
               ) -> tuple[int, int, tuple[int, int] | None]:
     """``(deepest nesting of arrays and objects, longest run of digits, span)`` of a UTF-8
