@@ -680,3 +680,42 @@ def test_key_fast_path_agrees_with_the_detailed_checks(key: str) -> None:
         return True
 
     assert outcome(validate_key) == outcome(check_key_in_detail)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(alphabet="ab./\\:\x00\n-_é", max_size=6),
+                          st.sampled_from(["c/0/1", "a/b", "0.0"]), st.integers(0, 3)),
+                max_size=5))
+def test_get_many_refuses_what_get_refuses(keys: list[Any]) -> None:
+    """get_many checks a batch of keys with one match; it refuses a batch exactly when
+    get refuses one of its keys, naming the first such key, and reads the rest."""
+    store = MemoryStore({"c/0/1": b"x", "a/b": b"y"})
+
+    def first_refusal() -> str | None:
+        for key in keys:
+            try:
+                store.get(key)
+            except InvalidKeyError as e:
+                return str(e)
+        return None
+
+    refusal = first_refusal()
+    if refusal is None:
+        assert store.get_many(keys) == [store.get(key) for key in keys]
+    else:
+        with pytest.raises(InvalidKeyError) as caught:
+            store.get_many(keys)
+        assert str(caught.value) == refusal
+
+
+def test_get_many_goes_through_a_redefined_get() -> None:
+    """A store that redefines get (to count or wrap reads) sees get_many's keys."""
+    seen: list[str] = []
+
+    class Counting(MemoryStore):
+        def get(self, key: str) -> bytes | None:
+            seen.append(key)
+            return super().get(key)
+
+    assert Counting({"a": b"1"}).get_many(["a", "b"]) == [b"1", None]
+    assert seen == ["a", "b"]

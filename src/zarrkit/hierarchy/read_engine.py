@@ -14,6 +14,7 @@ facade over them.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -263,7 +264,7 @@ class NativeBatchReader:
         take the selection or the store does not locate its files."""
         array, target = self.array, self.target
         layout = array._metadata.chunk_key_layout()
-        grid = native.grid_pieces(indexer, self.chunk_shape) if self.value_file else None
+        grid = native.grid_pieces(indexer, self.chunk_shape)
         if grid is None or layout is None:
             return False
         dims, shape = grid
@@ -274,6 +275,8 @@ class NativeBatchReader:
             return False
         key_prefix = array._prefix + layout[0]
         separator = layout[1]
+        if self.value_file is None:
+            return self._read_grid_values(indexer, dims, view, key_prefix, separator)
         native.check_grid_directories(self.value_file, key_prefix, separator,
                                       [[piece[0] for piece in dim] for dim in dims])
         may_list = may_list_for(array, indexer)
@@ -296,6 +299,45 @@ class NativeBatchReader:
                 self.fallback(list(indexer.projections_for([tuple(c) for c in deferred])))
             found += count - absent
             missing += absent
+        return True
+
+    def _read_grid_values(self, indexer: Any, dims: native.GridDims,
+                          view: np.ndarray[Any, Any], key_prefix: str, separator: str
+                          ) -> bool:
+        """``read_grid`` from a store whose values Python fetches (memory, ZIP, remote):
+        the chunks' keys and selections come from the per-dimension plan, without a
+        projection per chunk (S10's ``a[::7]`` over 32 chunks of a MemoryStore: 140 ->
+        50 us of planning). A read that may switch to listing the stored chunks (a
+        sparse array) is left to the general path: False, having read nothing."""
+        array = self.array
+        if may_list_for(array, indexer):
+            return False
+        store = array._store
+        named = [[(index, str(index), chunk_part, out_part)
+                  for index, chunk_part, out_part in dim] for dim in dims]
+        chunk_bytes = math.prod(self.chunk_shape) * array._storage_dtype.itemsize
+        combinations = itertools.product(*named)
+        while batch := list(itertools.islice(combinations, PLAN_BATCH)):
+            plans = [tuple(zip(*combination, strict=True)) for combination in batch]
+            keys = [key_prefix + separator.join(plan[1]) for plan in plans]
+            values = (store.get_many(keys) if self.value_range is None
+                      else value_sources(store, self.value_range, keys))
+            tasks = []
+            placed = []
+            for key, plan, data in zip(keys, plans, values, strict=True):
+                if data is None:
+                    view[tuple(slice(*part) for part in plan[3])] = array._fill
+                    continue
+                tasks.append((key, data, plan[2], plan[3]))
+                placed.append(plan[0])
+            if not tasks:
+                continue
+            threads = (config.threads if len(tasks) * chunk_bytes >= INLINE_WORK_BYTES
+                       else 1)
+            with native.errors_named(f"array {array.name!r} chunk"):
+                _, deferred = native.decode_into(self.chain, view, tasks, threads)
+            if deferred:
+                self.fallback(list(indexer.projections_for([placed[i] for i in deferred])))
         return True
 
     def read_points(self, indexer: Any) -> bool:

@@ -10,8 +10,10 @@ can be tricked into touching anything outside itself.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from zarrkit.errors import InvalidKeyError
-from zarrkit.paths import PLAIN_PATH
+from zarrkit.paths import PLAIN_PATH, all_plain
 
 # Keys in the plain form of paths are valid (no drive letter is possible without ":");
 # anything else takes the detailed checks, which also explain a refusal.
@@ -30,6 +32,24 @@ def validate_key(key: str) -> str:
     if isinstance(key, str) and _PLAIN_KEY.fullmatch(key) is not None:
         return key
     return check_key_in_detail(key)
+
+
+def validate_keys(keys: Sequence[str]) -> None:
+    """Raise InvalidKeyError for the first invalid key of ``keys``: :func:`validate_key`
+    for each, with one match over them all when all are plain (a batch of chunk keys).
+
+    >>> validate_keys(["c/0/0", "c/0/1"])
+    >>> validate_keys(["c/0/0", "c/../1"])
+    Traceback (most recent call last):
+    zarrkit.errors.InvalidKeyError: invalid store key 'c/../1': '..' segment
+    """
+    try:
+        if len(keys) > 1 and all_plain(list(keys)):
+            return
+    except TypeError:  # a key that is not a str: named below
+        pass
+    for key in keys:
+        validate_key(key)
 
 
 def check_key_in_detail(key: str) -> str:
