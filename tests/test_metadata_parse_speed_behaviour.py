@@ -512,3 +512,55 @@ def test_a_snapshots_paths_are_checked_at_once_as_one_by_one(paths: list[str],
     assert (outcome is MetadataError) == (not valid)
     if all_plain(paths):
         assert all(PLAIN_PATH.fullmatch(p) and normal(p) for p in paths)
+
+
+
+@settings(max_examples=60, deadline=None)
+@given(kinds=st.lists(st.sampled_from(["array", "group", "both", "none"]), min_size=1,
+                      max_size=4),
+       zarr_format=st.sampled_from([2, 3]), asked=st.sampled_from([None, 2, 3]))
+def test_consolidated_members_are_found_as_from_their_documents(
+        kinds: list[str], zarr_format: int, asked: int | None) -> None:
+    """A member looked up in consolidated metadata (the short path that opening a
+    consolidated group takes per member) is the node that the same documents give when
+    read from a store: same kind, format, metadata and attributes; none where there is
+    none; an array where a v2 node has both .zarray and .zgroup."""
+    import json
+
+    from zarrkit.hierarchy.nodes import find_node
+    from zarrkit.storage import MemoryStore
+
+    store = MemoryStore()
+    root = zk.open_group(store, mode="w", zarr_format=zarr_format)
+    for i, kind in enumerate(kinds):
+        name = f"m{i}"
+        if kind in ("array", "both"):
+            root.create_array(name, shape=(3,), dtype="i2", attributes={"i": i})
+        elif kind == "group":
+            root.create_group(name, attributes={"i": i})
+    if zarr_format == 2:
+        for i, kind in enumerate(kinds):
+            if kind == "both":
+                store.set(f"m{i}/.zgroup", json.dumps({"zarr_format": 2}).encode())
+    zk.consolidate_metadata(store)
+    consolidated = zk.open_group(store, mode="r", zarr_format=zarr_format,
+                                 consolidated=True)._consolidated
+    assert consolidated is not None
+    # The snapshot's documents, as files of a store: the general path's input.
+    documents = MemoryStore({key: json.dumps(document).encode()
+                             for key, document in consolidated.items()})
+    for i, kind in enumerate(kinds):
+        direct = find_node(documents, f"m{i}", None, asked)
+        via = find_node(store, f"m{i}", consolidated, asked)
+        if direct is None:
+            assert via is None
+            continue
+        assert via is not None
+        assert (via.kind, via.zarr_format, via.metadata) == (
+            direct.kind, direct.zarr_format, direct.metadata)
+        assert via.kind == ("group" if kind == "group" else "array")
+        expected = direct.attributes
+        if expected is None:  # format 2 read from a store: attributes come lazily
+            raw = documents.get(f"m{i}/.zattrs")
+            expected = {} if raw is None else json.loads(raw)
+        assert via.attributes == expected

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import Any, Literal, Union
 
 from zarrkit.concurrency import parallel_batches
 from zarrkit.errors import (
@@ -40,11 +40,14 @@ from zarrkit.metadata.v2 import (
     GroupMetadataV2,
     parse_attributes,
 )
+from zarrkit.metadata.v3 import (
+    CONSOLIDATED_MEMBER,
+    ArrayMetadataV3,
+    GroupMetadataV3,
+    parse_node_v3,
+)
 from zarrkit.paths import ancestors, join_path, key_prefix
 from zarrkit.storage.base import Store
-
-if TYPE_CHECKING:
-    from zarrkit.metadata.v3 import ArrayMetadataV3, GroupMetadataV3
 
 ZARR_JSON = "zarr.json"
 #: The names of metadata documents, of either format (a v2 consolidated view included):
@@ -106,14 +109,10 @@ def read_document(
     return None if raw is None else load_json_object(raw, key=key)
 
 
-def _documents(
-    store: Store, keys: list[str], consolidated: Consolidated | None, omit: str | None = None
-) -> list[dict[str, Any] | None]:
-    """The documents of ``keys``; ``omit`` names a top-level member that ``zarr.json``
-    documents read from the store are loaded without."""
-    if consolidated is not None:
-        found = [consolidated.get(k) for k in keys]
-        return [None if document is None else dict(document) for document in found]
+def _documents(store: Store, keys: list[str], omit: str | None = None
+               ) -> list[dict[str, Any] | None]:
+    """The documents of ``keys`` read from the store; ``omit`` names a top-level member
+    that ``zarr.json`` documents are loaded without."""
     return [None if raw is None else load_json_object(
                 raw, key=key, omit=omit if key.endswith(ZARR_JSON) else None)
             for key, raw in zip(keys, store.get_many(keys), strict=True)]
@@ -142,6 +141,8 @@ def find_node(
     # key_prefix(path) + name is join_path(path, name), without its generator: opening the
     # members of a consolidated group runs this once per member.
     prefix = key_prefix(path)
+    if consolidated is not None:
+        return _consolidated_node(path, prefix, consolidated, zarr_format)
     v3_key, array_key, group_key = prefix + ZARR_JSON, prefix + ZARRAY, prefix + ZGROUP
     keys: list[str] = []
     if zarr_format in (None, 3):
@@ -150,10 +151,8 @@ def find_node(
         keys += [array_key, group_key]
     omit: str | None = None
     if without_consolidated:
-        from zarrkit.metadata.v3 import CONSOLIDATED_MEMBER
-
         omit = CONSOLIDATED_MEMBER
-    documents = dict(zip(keys, _documents(store, keys, consolidated, omit), strict=True))
+    documents = dict(zip(keys, _documents(store, keys, omit), strict=True))
     v3_doc = documents.get(v3_key)
     if v3_doc is not None:
         return _found_v3(path, v3_doc, v3_key)
@@ -161,14 +160,33 @@ def find_node(
     group_doc = documents.get(group_key)
     if array_doc is None and group_doc is None:
         return None
-    attributes = None
-    if consolidated is not None:
-        attributes = dict(consolidated.get(prefix + ZATTRS) or {})
     if array_doc is not None:
         return FoundNode(path, "array", 2, ArrayMetadataV2.from_json(array_doc, key=array_key),
-                         attributes)
+                         None)
     return FoundNode(path, "group", 2, GroupMetadataV2.from_json(group_doc or {}, key=group_key),
-                     attributes)
+                     None)
+
+
+def _consolidated_node(path: str, prefix: str, consolidated: Consolidated,
+                       zarr_format: int | None) -> FoundNode | None:
+    """:func:`find_node` from consolidated metadata (the members of a consolidated group,
+    one call each): the same documents looked up directly, no store read to batch."""
+    if zarr_format != 2:
+        document = consolidated.get(prefix + ZARR_JSON)
+        if document is not None:
+            return _found_v3(path, dict(document), prefix + ZARR_JSON)
+        if zarr_format == 3:
+            return None
+    array_doc = consolidated.get(prefix + ZARRAY)
+    group_doc = consolidated.get(prefix + ZGROUP) if array_doc is None else None
+    if array_doc is None and group_doc is None:
+        return None
+    attributes = dict(consolidated.get(prefix + ZATTRS) or {})
+    if array_doc is not None:
+        metadata = ArrayMetadataV2.from_json(dict(array_doc), key=prefix + ZARRAY)
+        return FoundNode(path, "array", 2, metadata, attributes)
+    group = GroupMetadataV2.from_json(dict(group_doc or {}), key=prefix + ZGROUP)
+    return FoundNode(path, "group", 2, group, attributes)
 
 
 def read_values(store: Store, keys: Sequence[str]) -> list[bytes | None]:
@@ -226,8 +244,6 @@ def node_from_values(path: str, v3_raw: bytes | None, array_raw: bytes | None,
 
 
 def _found_v3(path: str, document: dict[str, Any], key: str) -> FoundNode:
-    from zarrkit.metadata.v3 import ArrayMetadataV3, parse_node_v3
-
     metadata = parse_node_v3(document, key)
     kind: NodeKind = "array" if isinstance(metadata, ArrayMetadataV3) else "group"
     return FoundNode(path, kind, 3, metadata, dict(metadata.attributes), document)
@@ -302,8 +318,6 @@ def stored_metadata(store: Store, key: str, zarr_format: int) -> Any:
         raise NodeNotFoundError(f"{key!r} was deleted by another writer")
     document = load_json_object(raw, key=key)
     if zarr_format == 3:
-        from zarrkit.metadata.v3 import parse_node_v3
-
         return parse_node_v3(document, key)
     return ArrayMetadataV2.from_json(document, key=key)
 
@@ -315,8 +329,6 @@ def group_document(zarr_format: int, attributes: dict[str, Any] | None = None) -
     b'{\\n  "zarr_format": 2\\n}'
     """
     if zarr_format == 3:
-        from zarrkit.metadata.v3 import GroupMetadataV3
-
         return dump_json(GroupMetadataV3(attributes=dict(attributes or {})).to_json())
     return dump_json(GroupMetadataV2().to_json())
 
@@ -448,8 +460,6 @@ def create_group_node(
     """Write a group (and any missing ancestor groups) at ``path``."""
     _check_store_writable(store, path, "group")
     if zarr_format == 3:
-        from zarrkit.metadata.v3 import GroupMetadataV3
-
         group_json = GroupMetadataV3(attributes=dict(attributes or {})).to_json()
     else:
         group_json = GroupMetadataV2().to_json()
@@ -499,8 +509,6 @@ def _write_node(store: Store, path: str, key: str, document: dict[str, Any],
 
 def _record_created(store: Store, missing: list[str], path: str,
                     document: dict[str, Any]) -> None:
-    from zarrkit.metadata.v3 import GroupMetadataV3
-
     empty = GroupMetadataV3().to_json()
     changes: dict[str, dict[str, Any] | None] = {p: empty for p in missing if p}
     if path:
