@@ -55,6 +55,16 @@ thread_local! {
     static CONTEXTS: RefCell<Contexts> = RefCell::new(Contexts::new());
 }
 
+/// `call` with this thread's contexts, held for the call alone, or None when they cannot
+/// be had (the thread is exiting, or zstd had no memory for them): the caller then makes
+/// one for the call.
+fn with_contexts<R>(call: impl FnOnce(&Contexts) -> Option<R>) -> Option<R> {
+    CONTEXTS
+        .try_with(|contexts| contexts.try_borrow_mut().ok().and_then(|contexts| call(&contexts)))
+        .ok()
+        .flatten()
+}
+
 /// c-blosc's `ZSTD_compress`, on this thread's compression context.
 ///
 /// # Safety
@@ -69,27 +79,13 @@ pub unsafe extern "C" fn __wrap_ZSTD_compress(
     level: c_int,
 ) -> usize {
     WRAPPED_CALLS.fetch_add(1, Ordering::Relaxed);
-    let reused = CONTEXTS.try_with(|contexts| match contexts.try_borrow_mut() {
-        Ok(contexts) if !contexts.compress.is_null() => Some(zstd_sys::ZSTD_compressCCtx(
-            contexts.compress,
-            dst,
-            dst_capacity,
-            src,
-            src_size,
-            level,
-        )),
-        _ => None,
-    });
-    match reused {
-        Ok(Some(n)) => n,
-        // Thread exit, or no memory for a context: a context for this call only.
-        _ => {
-            let cctx = zstd_sys::ZSTD_createCCtx();
-            let n = zstd_sys::ZSTD_compressCCtx(cctx, dst, dst_capacity, src, src_size, level);
-            zstd_sys::ZSTD_freeCCtx(cctx);
-            n
-        }
-    }
+    let compress = |cctx| zstd_sys::ZSTD_compressCCtx(cctx, dst, dst_capacity, src, src_size, level);
+    with_contexts(|c| (!c.compress.is_null()).then(|| compress(c.compress))).unwrap_or_else(|| {
+        let cctx = zstd_sys::ZSTD_createCCtx();
+        let n = compress(cctx);
+        zstd_sys::ZSTD_freeCCtx(cctx);
+        n
+    })
 }
 
 /// c-blosc's `ZSTD_decompress`, on this thread's decompression context.
@@ -104,24 +100,12 @@ pub unsafe extern "C" fn __wrap_ZSTD_decompress(
     src: *const c_void,
     src_size: usize,
 ) -> usize {
-    WRAPPED_CALLS.fetch_add(1, Ordering::Relaxed);
-    let reused = CONTEXTS.try_with(|contexts| match contexts.try_borrow_mut() {
-        Ok(contexts) if !contexts.decompress.is_null() => Some(zstd_sys::ZSTD_decompressDCtx(
-            contexts.decompress,
-            dst,
-            dst_capacity,
-            src,
-            src_size,
-        )),
-        _ => None,
-    });
-    match reused {
-        Ok(Some(n)) => n,
-        _ => {
+    let decompress = |dctx| zstd_sys::ZSTD_decompressDCtx(dctx, dst, dst_capacity, src, src_size);
+    with_contexts(|c| (!c.decompress.is_null()).then(|| decompress(c.decompress)))
+        .unwrap_or_else(|| {
             let dctx = zstd_sys::ZSTD_createDCtx();
-            let n = zstd_sys::ZSTD_decompressDCtx(dctx, dst, dst_capacity, src, src_size);
+            let n = decompress(dctx);
             zstd_sys::ZSTD_freeDCtx(dctx);
             n
-        }
-    }
+        })
 }

@@ -353,25 +353,30 @@ unsafe fn copy_line(
 /// copies of half-rows or less, no call per row.
 unsafe fn short_rows(src: *const u8, s: isize, dst: *mut u8, d: isize, rows: usize, len: usize) {
     if len >= 32 {
-        let tail = len - 32;
-        for i in 0..rows as isize {
-            let from = src.offset(i * s);
-            let to = dst.offset(i * d);
-            let a = std::ptr::read_unaligned(from as *const [u8; 32]);
-            let b = std::ptr::read_unaligned(from.add(tail) as *const [u8; 32]);
-            std::ptr::write_unaligned(to as *mut [u8; 32], a);
-            std::ptr::write_unaligned(to.add(tail) as *mut [u8; 32], b);
-        }
+        overlapping_rows::<32>(src, s, dst, d, rows, len);
     } else {
-        let tail = len - 16;
-        for i in 0..rows as isize {
-            let from = src.offset(i * s);
-            let to = dst.offset(i * d);
-            let a = std::ptr::read_unaligned(from as *const [u8; 16]);
-            let b = std::ptr::read_unaligned(from.add(tail) as *const [u8; 16]);
-            std::ptr::write_unaligned(to as *mut [u8; 16], a);
-            std::ptr::write_unaligned(to.add(tail) as *mut [u8; 16], b);
-        }
+        overlapping_rows::<16>(src, s, dst, d, rows, len);
+    }
+}
+
+/// Rows of `len` bytes, `W <= len <= 2 * W`: the first and the last `W` bytes of each.
+#[inline(always)]
+unsafe fn overlapping_rows<const W: usize>(
+    src: *const u8,
+    s: isize,
+    dst: *mut u8,
+    d: isize,
+    rows: usize,
+    len: usize,
+) {
+    let tail = len - W;
+    for i in 0..rows as isize {
+        let from = src.offset(i * s);
+        let to = dst.offset(i * d);
+        let head = std::ptr::read_unaligned(from as *const [u8; W]);
+        let last = std::ptr::read_unaligned(from.add(tail) as *const [u8; W]);
+        std::ptr::write_unaligned(to as *mut [u8; W], head);
+        std::ptr::write_unaligned(to.add(tail) as *mut [u8; W], last);
     }
 }
 
