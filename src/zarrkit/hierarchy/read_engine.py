@@ -307,10 +307,11 @@ class NativeBatchReader:
         """``read_grid`` from a store whose values Python fetches (memory, ZIP, remote):
         the chunks' keys and selections come from the per-dimension plan, without a
         projection per chunk (S10's ``a[::7]`` over 32 chunks of a MemoryStore: 140 ->
-        50 us of planning). A read that may switch to listing the stored chunks (a
-        sparse array) is left to the general path: False, having read nothing."""
+        72 us a call outside the engine). A read that may switch to listing the stored
+        chunks (a sparse array), or of shards (their reads go by ``read_sharded``), is
+        left to the general path: False, having read nothing."""
         array = self.array
-        if may_list_for(array, indexer):
+        if self.chain.sharded or may_list_for(array, indexer):
             return False
         store = array._store
         named = [[(index, str(index), chunk_part, out_part)
