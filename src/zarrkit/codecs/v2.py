@@ -25,6 +25,7 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ensure_ndarray_like
 
 from zarrkit.codecs.bounded import decode_bounded, decode_bounded_into
+from zarrkit.codecs.gzip_member import encode_with
 from zarrkit.codecs.numcodecs_config import Flow, flow_through
 from zarrkit.codecs.objects import ObjectDecoder
 from zarrkit.codecs.registry import codec_from_config
@@ -168,7 +169,7 @@ class V2ChunkPipeline:
         for codec in self.filters:
             data = codec.encode(data)
         if self.compressor is not None:
-            data = self.compressor.encode(data)
+            data = encode_with(self.compressor, data)
         if isinstance(data, np.ndarray):
             if data.dtype.kind == "O":
                 raise ChunkDecodeError(

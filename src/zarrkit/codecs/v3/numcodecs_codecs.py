@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from zarrkit.codecs.bounded import as_bytes_view, decode_bounded
+from zarrkit.codecs.gzip_member import encode_with
 from zarrkit.codecs.numcodecs_config import (
     ARRAY_FILTERS,
     FIXED_GROWTH,
@@ -217,7 +218,7 @@ class NumcodecsBytesBytesCodec(_Adapter, BytesBytesCodec):
 
     def encode(self, data: bytes) -> bytes:
         """The encoded bytes."""
-        return bytes(as_bytes_view(self.codec.encode(np.frombuffer(data, dtype=np.uint8))))
+        return bytes(as_bytes_view(encode_with(self.codec, np.frombuffer(data, dtype=np.uint8))))
 
     def decode(
         self, data: bytes | memoryview, *, what: str, limit: int, exact: bool
