@@ -23,7 +23,7 @@ import numpy as np  # noqa: F401  (the doctests use it)
 from zarrkit.codecs.bounded import as_bytes_view as as_bytes_view
 from zarrkit.codecs.bounded import decode_bounded, decode_bounded_into
 from zarrkit.codecs.config import INT32_MAX
-from zarrkit.codecs.gzip_member import gzip_compress
+from zarrkit.codecs.gzip_member import encode_with
 from zarrkit.codecs.numcodecs_config import BLOSC_COMPRESSORS
 from zarrkit.codecs.v3.base import (
     BytesBytesCodec,
@@ -41,8 +41,8 @@ class _NumcodecsCompressor(BytesBytesCodec):
     _codec: Any
 
     def encode(self, data: bytes) -> bytes:
-        """The compressed bytes."""
-        return bytes(self._codec.encode(data))
+        """The compressed bytes (gzip's with a fixed time: :mod:`zarrkit.codecs.gzip_member`)."""
+        return bytes(encode_with(self._codec, data))
 
     def decode(
         self, data: bytes | memoryview, *, what: str, limit: int, exact: bool
@@ -70,10 +70,6 @@ class GzipCodec(_NumcodecsCompressor):
         check_keys(self.name, configuration, {"level"})
         self.level = config_int(self.name, configuration, "level", 5, low=0, high=9)
         self._codec = numcodecs.GZip(level=self.level)
-
-    def encode(self, data: bytes) -> bytes:
-        """The gzip member, its modification time 0 (see :mod:`zarrkit.codecs.gzip_member`)."""
-        return gzip_compress(data, self.level)
 
     def configuration(self) -> dict[str, Any]:
         """``{"level": ...}``."""
