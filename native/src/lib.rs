@@ -12,6 +12,7 @@ mod blosc_zstd;
 mod chain;
 mod codecs;
 mod engine;
+mod files;
 mod grid;
 mod json;
 mod points;
@@ -413,6 +414,54 @@ fn encode_batch<'py>(
     PyList::new(py, items)
 }
 
+/// Encode whole chunks as `encode_batch` does and store each in its file, as a
+/// DirectoryStore stores a value: a new temporary file (`temp_prefix` + the chunk's index,
+/// in `temp_directory`, or beside its target when None) renamed over `targets[i]`, the
+/// target's missing directories made. All with the GIL released.
+///
+/// Returns one item per chunk: None when stored, False when every element equals the fill
+/// value (`skip_fill`: nothing written, the caller deletes the key), or the encoded bytes
+/// when the file could not be written (the caller stores them through its store).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn encode_to_files<'py>(
+    py: Python<'py>,
+    chain: &PyChain,
+    chunks: &Bound<'py, PyList>,
+    targets: Vec<String>,
+    temp_directory: Option<String>,
+    temp_prefix: String,
+    threads: usize,
+    skip_fill: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let mut keep = Keep::default();
+    let mut arrays = Vec::with_capacity(chunks.len());
+    for item in chunks.iter() {
+        let a = item
+            .cast::<PyUntypedArray>()
+            .map_err(|_| PyValueError::new_err("chunks must be numpy arrays"))?;
+        let (ptr, shape, strides, itemsize) = array_layout(a)?;
+        arrays.push(InArray { ptr, shape, strides, itemsize });
+        keep.objects.push(item.clone().unbind());
+    }
+    let c = chain.inner.clone();
+    let files = files::FileTargets { targets, temp_directory, temp_prefix };
+    let result = py.detach(|| {
+        let encoded = engine::encode_batch(&c, &arrays, threads, skip_fill)?;
+        files::store_all(&encoded, &files, threads)
+    });
+    drop(keep);
+    let stored = result.map_err(to_py)?;
+    let items = stored.into_iter().map(|s| -> Bound<'py, PyAny> {
+        match s {
+            files::Stored::Written => py.None().into_bound(py),
+            files::Stored::Fill => pyo3::types::PyBool::new(py, false).to_owned().into_any(),
+            files::Stored::Unwritten(data) => PyBytes::new(py, &data).into_any(),
+        }
+    });
+    PyList::new(py, items)
+}
+
 /// `(deepest nesting of arrays and objects, longest run of digits, span)` of a JSON text,
 /// the first two outside strings: the metadata loader's depth limit and its test for
 /// integers the fast parser cannot keep exact, in one pass (the GIL released for a long
@@ -457,6 +506,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_shards_into, m)?)?;
     m.add_function(wrap_pyfunction!(decode_grid_into, m)?)?;
     m.add_function(wrap_pyfunction!(encode_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_to_files, m)?)?;
     m.add_function(wrap_pyfunction!(read_files, m)?)?;
     m.add_function(wrap_pyfunction!(decode_points_into, m)?)?;
     m.add_function(wrap_pyfunction!(versions, m)?)?;

@@ -28,6 +28,7 @@ ZIP member), read with pread on that descriptor, which the engine never closes; 
 """
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 from typing_extensions import Buffer
@@ -101,6 +102,20 @@ def encode_batch(
     """Encode whole chunks of ``chunk_shape`` (whole shards for a sharding chain). None
     where ``skip_fill`` and every item equals the fill bitwise; inner chunks equal to the
     fill are never stored, and a shard with none stored is None."""
+
+def encode_to_files(
+    chain: Chain,
+    chunks: list[np.ndarray],
+    targets: list[str],
+    temp_directory: str | None,
+    temp_prefix: str,
+    threads: int,
+    skip_fill: bool,
+) -> list[bytes | Literal[False] | None]:
+    """Encode as ``encode_batch`` and store each chunk in ``targets[i]`` through a new
+    temporary file (``temp_prefix`` + i, in ``temp_directory`` or beside its target)
+    renamed over it, making missing directories. None where stored, False where all fill
+    (nothing written), the encoded bytes where the file could not be written."""
 
 def decode_points_into(
     chain: Chain,

@@ -63,6 +63,7 @@ __all__ = [
     "read_files",
     "decode_points_into",
     "encode_batch",
+    "encode_to_files",
 ]
 
 
@@ -245,6 +246,7 @@ if _engine is not None:
     read_files = _engine.read_files
     decode_points_into = _engine.decode_points_into
     encode_batch = _engine.encode_batch
+    encode_to_files = _engine.encode_to_files
 else:
     class ChunkDecodeError(ValueError):  # type: ignore[no-redef]
         """Stands in for the engine's class when it is not built (never raised)."""
@@ -258,7 +260,7 @@ else:
         raise RuntimeError("zarrkit._engine is not built")
 
     decode_into = decode_shards_into = decode_grid_into = decode_points_into = _missing
-    encode_batch = read_files = _missing
+    encode_batch = encode_to_files = read_files = _missing
 
 
 @contextlib.contextmanager

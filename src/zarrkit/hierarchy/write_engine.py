@@ -32,6 +32,7 @@ from zarrkit.indexing import (
     plan_batches,
 )
 from zarrkit.metadata.fill_value import is_all_fill
+from zarrkit.storage.base import WritesFiles, offers
 
 if TYPE_CHECKING:
     from zarrkit.codecs.v3.pipeline import CodecPipelineV3
@@ -201,9 +202,8 @@ def write(array: Array, indexer: Any, value: Any) -> None:
                 write_one(projection)
                 return
             # The engine gathers the value's own view (no copy into a chunk first) and
-            # encodes it with the GIL released; this thread then stores it, as the
-            # Python path's threads do.
-            store_encoded(array, projection, native.encode_batch(chain, [part], 1, skip_fill)[0])
+            # encodes it with the GIL released, in this pool thread.
+            encode_and_store(array, chain, [projection], [part], 1, skip_fill)
 
         for_each_chunk(array, iter(indexer), write_one_natively)
         return
@@ -214,9 +214,9 @@ def write(array: Array, indexer: Any, value: Any) -> None:
 
 
 # The decoded bytes of chunks handed to the native engine in one call: its threads encode
-# them in parallel while this thread stores the last call's; this bounds the memory a
-# call holds, and smaller calls overlap better (S1's 4 MiB chunks: 64 MiB calls 0.67,
-# 16 MiB 0.73 GB/s).
+# them in parallel (and store them, where it writes the files itself) while this thread
+# stores the last call's; this bounds the memory a call holds, and smaller calls overlap
+# better (S1's 4 MiB chunks: 64 MiB calls 0.67, 16 MiB 0.73 GB/s).
 _NATIVE_WRITE_BYTES = 16 << 20
 # Larger chunks are not batched: each pool thread encodes one chunk through the engine and
 # stores it at once, so the stores run on both threads instead of the calling thread
@@ -227,18 +227,19 @@ NATIVE_WRITE_CHUNK_BYTES = 1 << 20
 
 def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
                    projections: list[ChunkProjection]) -> None:
-    """Store chunks (whole shards, for a sharded array) written whole (``projections``
-    all complete) through the native engine: encoded a group at a time by its threads
-    with the GIL released, the next group encoding while this thread stores the last
-    one, all-fill ones deleted unless ``write_empty_chunks``, as :func:`store_chunk`
-    does one at a time."""
+    """Store chunks written whole (``projections`` all complete) through the native
+    engine: encoded a group at a time by its threads with the GIL released, all-fill ones
+    deleted unless ``write_empty_chunks``, as :func:`store_chunk` does one at a time.
+    Where the store lets the engine write its files (a DirectoryStore), the engine's
+    threads store each group too; otherwise the next group encodes while this thread
+    stores the last one."""
     chunk_nbytes = math.prod(array._grid_chunks) * array._storage_dtype.itemsize
     per_call = max(1, _NATIVE_WRITE_BYTES // max(1, chunk_nbytes))
     skip_fill = array._store.supports_deletes and not array.write_empty_chunks
     groups = [projections[start:start + per_call]
               for start in range(0, len(projections), per_call)]
 
-    def encode(group: list[ChunkProjection]) -> list[bytes | None]:
+    def chunks_of(group: list[ChunkProjection]) -> list[np.ndarray[Any, Any]]:
         chunks = []
         for projection in group:
             part = values[projection.out_selection]
@@ -249,9 +250,21 @@ def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
                 chunk = empty_chunk(array, projection.chunk_coords)
                 chunk[projection.chunk_selection] = part
                 chunks.append(chunk)
-        threads = (config.threads if len(group) * chunk_nbytes >= read_engine.INLINE_WORK_BYTES
-                   else 1)
-        return native.encode_batch(chain, chunks, threads, skip_fill)  # type: ignore[no-any-return]
+        return chunks
+
+    def threads_for(group: list[ChunkProjection]) -> int:
+        return (config.threads if len(group) * chunk_nbytes >= read_engine.INLINE_WORK_BYTES
+                else 1)
+
+    if offers(array._store, WritesFiles):
+        for group in groups:
+            encode_and_store(array, chain, group, chunks_of(group), threads_for(group),
+                             skip_fill)
+        return
+
+    def encode(group: list[ChunkProjection]) -> list[bytes | None]:
+        return native.encode_batch(  # type: ignore[no-any-return]
+            chain, chunks_of(group), threads_for(group), skip_fill)
 
     def store(group: list[ChunkProjection], encoded: list[bytes | None]) -> None:
         for projection, data in zip(group, encoded, strict=True):
@@ -263,6 +276,35 @@ def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
     with Prefetch(encode, groups, ahead=1) as encoded:
         for index, group in enumerate(groups):
             store(group, encoded.take(index))
+
+
+def encode_and_store(array: Array, chain: Any, projections: list[ChunkProjection],
+                     chunks: list[np.ndarray[Any, Any]], threads: int, skip_fill: bool
+                     ) -> None:
+    """Encode whole ``chunks`` (of ``projections``) with the engine and store them, on
+    ``threads`` of its threads with the GIL released: where the store offers
+    :class:`~zarrkit.storage.base.WritesFiles`, the engine writes the files itself under
+    the keys' locks, and the store takes only what it could not write (its error then
+    raised as the store words it) and deletes the all-fill ones; otherwise each encoded
+    chunk goes to the store as :func:`store_encoded` does."""
+    store = array._store
+    if offers(store, WritesFiles):
+        keys = [array._chunk_key(p.chunk_coords) for p in projections]
+        files = store.file_writes(keys)  # type: ignore[attr-defined]
+        if files is not None:
+            with store.key_locks(keys):  # type: ignore[attr-defined]
+                results = native.encode_to_files(
+                    chain, chunks, files.targets, files.temp_directory, files.temp_prefix,
+                    threads, skip_fill)
+                for key, result in zip(keys, results, strict=True):
+                    if result is False:
+                        store.delete(key)
+                    elif result is not None:
+                        store.set(key, result)
+            return
+    encoded = native.encode_batch(chain, chunks, threads, skip_fill)
+    for projection, data in zip(projections, encoded, strict=True):
+        store_encoded(array, projection, data)
 
 
 def store_encoded(array: Array, projection: ChunkProjection, data: bytes | None) -> None:

@@ -28,6 +28,7 @@ import builtins
 import threading
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from zarrkit.errors import ReadOnlyError
@@ -151,9 +152,46 @@ class LocatesRanges(Protocol):
     def value_range(self, key: str) -> ValueRange | None | Literal[False]: ...
 
 
+@dataclass(frozen=True)
+class FileWrites:
+    """Where a writer that makes files itself puts a batch of values (see
+    :class:`WritesFiles`): value ``i`` goes to a new temporary file named
+    ``temp_prefix`` + ``i`` in ``temp_directory`` (beside its target when None), which is
+    then renamed over ``targets[i]``; the target's missing directories are made first.
+
+    >>> FileWrites(["/d/c/0"], None, ".tmp-1-").targets
+    ['/d/c/0']
+    """
+
+    targets: list[str]
+    temp_directory: str | None
+    temp_prefix: str
+
+
+@runtime_checkable
+class WritesFiles(Protocol):
+    """A store whose values are whole files that another writer may make (DirectoryStore):
+    the native engine then stores encoded chunks itself, in its own threads, as the store
+    would (a temporary file renamed over the target). ``file_writes(keys)`` checks the keys
+    and the directories on the way as ``set`` does and says where their files go, or gives
+    None when the values must go through ``set`` (the store has more to do, such as syncing
+    to disk); ``key_locks(keys)`` holds every key's lock for the writes.
+
+    >>> from zarrkit.storage import DirectoryStore, MemoryStore
+    >>> import tempfile
+    >>> offers(DirectoryStore(tempfile.mkdtemp()), WritesFiles), offers(MemoryStore(), WritesFiles)
+    (True, False)
+    """
+
+    def file_writes(self, keys: Sequence[str]) -> FileWrites | None: ...
+
+    def key_locks(self, keys: Sequence[str]) -> AbstractContextManager[None]: ...
+
+
 def offers(store: object, ability: type) -> bool:
     """Whether ``store`` offers the optional ``ability`` (:class:`ReadsInto`,
-    :class:`MapsValues`, :class:`LocatesFiles`, :class:`LocatesRanges`): the protocol's
+    :class:`MapsValues`, :class:`LocatesFiles`, :class:`LocatesRanges`,
+    :class:`WritesFiles`): the protocol's
     own runtime check, which
     looks for its method, without typing's generic ``isinstance`` machinery (20 µs a
     call, on every read).

@@ -39,9 +39,9 @@ from pathlib import Path
 from zarrkit import native
 from zarrkit.config import config
 from zarrkit.errors import StoreEscapeError, StoreIOError
-from zarrkit.storage.base import Buffer, Store
-from zarrkit.storage.keys import validate_key, validate_prefix
-from zarrkit.storage.locking import key_lock
+from zarrkit.storage.base import Buffer, FileWrites, Store
+from zarrkit.storage.keys import validate_key, validate_keys, validate_prefix
+from zarrkit.storage.locking import key_lock, keys_lock
 
 TEMP_PREFIX = ".zarrkit-tmp-"
 LOCK_FILE_NAME = "locks"
@@ -176,6 +176,19 @@ class DirectoryStore(Store):
         if config.file_locks:
             lock_file = os.path.join(self._side or self._real_root, LOCK_FILE_NAME)
         return key_lock(self.lock_identity, key, lock_file)
+
+    def key_locks(self, keys: Sequence[str]) -> AbstractContextManager[None]:
+        """:meth:`key_lock` of every key in ``keys``, held together (for a writer that
+        stores them in one call: see :class:`~zarrkit.storage.base.WritesFiles`).
+
+        >>> import tempfile
+        >>> with DirectoryStore(tempfile.mkdtemp()).key_locks(["a/0", "a/1"]):
+        ...     pass
+        """
+        lock_file = None
+        if config.file_locks:
+            lock_file = os.path.join(self._side or self._real_root, LOCK_FILE_NAME)
+        return keys_lock(self.lock_identity, keys, lock_file)
 
     # --- paths ---------------------------------------------------------------------------
     def _path(self, key: str) -> Path:
@@ -393,6 +406,35 @@ class DirectoryStore(Store):
         return file
 
     # --- writing -------------------------------------------------------------------------
+    def file_writes(self, keys: Sequence[str]) -> FileWrites | None:
+        """Where a writer that makes the files itself (the native engine; see
+        :class:`~zarrkit.storage.base.WritesFiles`) puts ``keys``' values, after the checks
+        ``set`` makes (read-only, key syntax, directories that lead outside the store);
+        None with ``zarrkit.config.fsync``, whose syncs ``set`` makes.
+
+        >>> import os, tempfile
+        >>> s = DirectoryStore(tempfile.mkdtemp())
+        >>> s.file_writes(["c/0"]).targets == [os.path.join(s.root, "c", "0")]
+        True
+        """
+        self._check_writable(keys[0] if keys else "")
+        if config.fsync:
+            return None
+        validate_keys(keys)
+        targets = [self._file(key) for key in keys]
+        checked: set[str] = set()
+        for key, target in zip(keys, targets, strict=True):
+            directory = target.rpartition(os.sep)[0]
+            if directory not in checked:
+                checked.add(directory)  # a new chunk directory: resolved once, not per key
+                self._check_directory(directory, key)
+        if self._side is not None:
+            try:
+                os.makedirs(self._side, exist_ok=True)
+            except OSError:
+                self._side = None
+        return FileWrites(targets, self._side, f"{self._temp_name()}-")
+
     def _temp_name(self) -> str:
         return f"{TEMP_PREFIX}{_HOST}-{os.getpid()}-{_SALT}-{next(_COUNTER)}"
 

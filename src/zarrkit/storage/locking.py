@@ -11,8 +11,10 @@ is opened once per process and kept open, and a stripe's byte is only ever taken
 thread that holds the same stripe's thread lock (the thread lock is chosen from the
 stripe, never from the key itself).
 
-A thread holds at most one key lock at a time anywhere in zarrkit, so striping cannot
-deadlock.
+A thread holds at most one key lock at a time anywhere in zarrkit, except through
+:func:`keys_lock`, which takes a batch's locks in one global order (thread locks by their
+place in the table, then stripes' bytes by stripe) and never adds to locks it holds: so
+striping cannot deadlock, in a process or among processes.
 
 >>> with key_lock(("memory", 1), "a/0.0"):
 ...     pass
@@ -23,8 +25,8 @@ from __future__ import annotations
 import os
 import threading
 import zlib
-from collections.abc import Hashable, Iterator
-from contextlib import contextmanager
+from collections.abc import Hashable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 
 from zarrkit.errors import UnsupportedOperationError
 
@@ -68,7 +70,12 @@ def thread_lock(identity: Hashable, stripe: int) -> threading.Lock:
     >>> thread_lock("s", 3) is thread_lock("s", 3)
     True
     """
-    return _THREAD_LOCKS[hash((identity, stripe)) % len(_THREAD_LOCKS)]
+    return _THREAD_LOCKS[_place(identity, stripe)]
+
+
+def _place(identity: Hashable, stripe: int) -> int:
+    """The index in the table of the thread lock of ``stripe`` of ``identity``."""
+    return hash((identity, stripe)) % len(_THREAD_LOCKS)
 
 
 def _lock_file_descriptor(path: str) -> int:
@@ -126,3 +133,29 @@ def key_lock(identity: Hashable, key: str, lock_file: str | None = None) -> Iter
         else:
             with file_stripe_lock(lock_file, stripe):
                 yield
+
+
+@contextmanager
+def keys_lock(identity: Hashable, keys: Iterable[str], lock_file: str | None = None
+              ) -> Iterator[None]:
+    """:func:`key_lock` for a batch of keys at once (a writer that stores them all in one
+    call): every distinct thread lock, taken in table order, then with ``lock_file`` every
+    stripe's byte, in stripe order.
+
+    >>> import os, tempfile
+    >>> with keys_lock("s", ["a", "b", "a"], os.path.join(tempfile.mkdtemp(), "locks")):
+    ...     pass
+    """
+    stripes = sorted({key_stripe(key) for key in keys})
+    places = sorted({_place(identity, stripe) for stripe in stripes})
+    with ExitStack() as held:
+        for place in places:
+            held.enter_context(_THREAD_LOCKS[place])
+        if lock_file is not None:
+            if fcntl is None:  # pragma: no cover - Windows
+                raise UnsupportedOperationError("file_locks needs POSIX fcntl locks")
+            fd = _lock_file_descriptor(lock_file)
+            for stripe in stripes:
+                fcntl.lockf(fd, fcntl.LOCK_EX, 1, stripe)
+                held.callback(fcntl.lockf, fd, fcntl.LOCK_UN, 1, stripe)
+        yield

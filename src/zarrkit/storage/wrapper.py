@@ -25,9 +25,10 @@ from zarrkit.storage.base import Buffer, Store
 
 T_Store = TypeVar("T_Store", bound=Store)
 
-_NOT_FORWARDED = frozenset({"_store", "value_file", "value_range"})
+_NOT_FORWARDED = frozenset({"_store", "value_file", "value_range", "file_writes"})
 """Names a wrapper never takes from the store it wraps: its own state, and the file (or
-file range) behind a value (a reader given it would bypass the wrapper's reads)."""
+file range) behind a value (a reader given it would bypass the wrapper's reads, a writer
+its writes)."""
 
 
 class WrapperStore(Store, Generic[T_Store]):

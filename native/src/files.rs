@@ -1,0 +1,167 @@
+//! Encoded values stored as files, the way a DirectoryStore stores them: each value goes to
+//! a new temporary file that is then renamed over its target, so a reader sees the old
+//! value or the new one, never a torn one. The target's missing directories are made.
+//!
+//! Any failure leaves the value unwritten (its temporary removed) and hands it back: the
+//! caller stores it through its store, which knows the rest of the rules (a file where a
+//! directory should be, a side directory on another file system) and words the error.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, ErrorKind, Write};
+use std::os::fd::IntoRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use crate::engine::{run, TaskError};
+
+/// Where a batch of values goes: `targets[i]` is value `i`'s file; its temporary is
+/// `temp_prefix` + `i` in `temp_directory`, or beside its target when that is None.
+pub struct FileTargets {
+    pub targets: Vec<String>,
+    pub temp_directory: Option<String>,
+    pub temp_prefix: String,
+}
+
+/// What became of one value.
+pub enum Stored {
+    /// In its target file.
+    Written,
+    /// Every element was the fill value: nothing written, the caller deletes the key.
+    Fill,
+    /// Encoded but not written: the caller stores these bytes itself.
+    Unwritten(Vec<u8>),
+}
+
+impl FileTargets {
+    fn temp_path(&self, i: usize, target: &str) -> String {
+        let directory = match &self.temp_directory {
+            Some(directory) => directory.as_str(),
+            None => parent(target),
+        };
+        format!("{directory}/{}{i}", self.temp_prefix)
+    }
+}
+
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or(".", |(directory, _)| directory)
+}
+
+/// Store `encoded[i]` (None: all fill) in `files.targets[i]`, on `threads` threads.
+pub fn store_all(
+    encoded: &[Option<Vec<u8>>],
+    files: &FileTargets,
+    threads: usize,
+) -> Result<Vec<Stored>, TaskError> {
+    if encoded.len() != files.targets.len() {
+        return Err(TaskError::Value(format!(
+            "{} values for {} files",
+            encoded.len(),
+            files.targets.len()
+        )));
+    }
+    run(encoded.len(), threads, |i| {
+        Ok(match &encoded[i] {
+            None => Stored::Fill,
+            Some(data) => {
+                let target = &files.targets[i];
+                match store_file(data, target, &files.temp_path(i, target)) {
+                    Ok(()) => Stored::Written,
+                    Err(_) => Stored::Unwritten(data.clone()),
+                }
+            }
+        })
+    })
+}
+
+/// Write `data` to the new file `temp`, then rename it over `target`.
+pub fn store_file(data: &[u8], target: &str, temp: &str) -> io::Result<()> {
+    write_new(temp, data).or_else(|e| {
+        // Temporaries beside their target: the target's directory may not exist yet.
+        if e.kind() == ErrorKind::NotFound && parent(temp) == parent(target) {
+            fs::create_dir_all(parent(target))?;
+            write_new(temp, data)
+        } else {
+            Err(e)
+        }
+    })?;
+    let renamed = fs::rename(temp, target).or_else(|e| {
+        if e.kind() == ErrorKind::NotFound && Path::new(temp).exists() {
+            fs::create_dir_all(parent(target))?;
+            fs::rename(temp, target)
+        } else {
+            Err(e)
+        }
+    });
+    if renamed.is_err() {
+        let _ = fs::remove_file(temp);
+    }
+    renamed
+}
+
+/// Create `path` (never an existing file) holding `data`; removed again on failure.
+fn write_new(path: &str, data: &[u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new().write(true).create_new(true).mode(0o666).open(path)?;
+    let written = file.write_all(data);
+    // close's own error counts (a file system that reports a failed write there): a
+    // File's drop would ignore it.
+    // SAFETY: the descriptor was just taken from the File, which no longer owns it.
+    let closed = unsafe { libc::close(file.into_raw_fd()) };
+    let result = written.and(if closed == 0 { Ok(()) } else { Err(io::Error::last_os_error()) });
+    if result.is_err() {
+        let _ = fs::remove_file(path);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> String {
+        let directory = std::env::temp_dir().join(format!("zarrkit-files-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&directory);
+        fs::create_dir_all(&directory).unwrap();
+        directory.to_str().unwrap().to_owned()
+    }
+
+    #[test]
+    fn values_replace_their_targets_and_make_missing_directories() {
+        let root = scratch("replace");
+        fs::write(format!("{root}/a"), b"old").unwrap();
+        let files = FileTargets {
+            targets: vec![format!("{root}/a"), format!("{root}/c/0/1"), format!("{root}/b")],
+            temp_directory: None,
+            temp_prefix: ".tmp-".into(),
+        };
+        let stored = store_all(&[Some(b"new".to_vec()), Some(b"x".to_vec()), None], &files, 2)
+            .unwrap();
+        assert!(matches!(stored[0], Stored::Written));
+        assert!(matches!(stored[1], Stored::Written));
+        assert!(matches!(stored[2], Stored::Fill));
+        assert_eq!(fs::read(format!("{root}/a")).unwrap(), b"new");
+        assert_eq!(fs::read(format!("{root}/c/0/1")).unwrap(), b"x");
+        assert!(!Path::new(&format!("{root}/b")).exists());
+        let mut names: Vec<_> = fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        assert_eq!(names, ["a", "c"]); // no temporaries left
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn a_value_that_cannot_be_written_comes_back_and_leaves_no_temporary() {
+        let root = scratch("fail");
+        fs::write(format!("{root}/file"), b"").unwrap(); // a file where a directory is needed
+        let side = format!("{root}/side");
+        fs::create_dir(&side).unwrap();
+        let files = FileTargets {
+            targets: vec![format!("{root}/file/x"), format!("{root}/ok")],
+            temp_directory: Some(side.clone()),
+            temp_prefix: "t".into(),
+        };
+        let stored = store_all(&[Some(b"v".to_vec()), Some(b"w".to_vec())], &files, 1).unwrap();
+        assert!(matches!(&stored[0], Stored::Unwritten(v) if v == b"v"));
+        assert!(matches!(stored[1], Stored::Written));
+        assert_eq!(fs::read_dir(&side).unwrap().count(), 0);
+        fs::remove_dir_all(root).unwrap();
+    }
+}
