@@ -515,12 +515,31 @@ fn encode_plain(chain: &Chain, plain: &Plain, arr: &InArray, origin: &[usize], s
     })
 }
 
-pub fn encode_batch(
+/// Encode every chunk as `encode_batch` does and hand each result to `then` (None: all
+/// fill), on `threads` threads. A plain chunk goes to `then` from the thread that encoded
+/// it, at once, so its buffer is reused for the next chunk instead of a batch's worth of
+/// fresh memory being held.
+pub fn encode_then<T: Send>(
     chain: &Chain,
     chunks: &[InArray],
     threads: usize,
     skip_fill: bool,
-) -> Result<Vec<Option<Vec<u8>>>, TaskError> {
+    then: impl Fn(usize, Option<&[u8]>) -> T + Sync + Send,
+) -> Result<Vec<T>, TaskError> {
+    if let Kind::Plain(plain) = &chain.kind {
+        check_chunks(chain, chunks)?;
+        let zero = vec![0usize; chain.chunk_shape.len()];
+        return run(chunks.len(), threads, |i| {
+            let encoded = encode_plain(chain, plain, &chunks[i], &zero, skip_fill)
+                .map_err(|e| TaskError::Value(format!("chunk {i}: {e}")))?;
+            Ok(then(i, encoded.as_deref()))
+        });
+    }
+    let encoded = encode_batch(chain, chunks, threads, skip_fill)?;
+    run(encoded.len(), threads, |i| Ok(then(i, encoded[i].as_deref())))
+}
+
+fn check_chunks(chain: &Chain, chunks: &[InArray]) -> Result<(), TaskError> {
     for (i, a) in chunks.iter().enumerate() {
         if a.shape != chain.chunk_shape || a.itemsize != chain.itemsize {
             return Err(TaskError::Value(format!(
@@ -529,6 +548,16 @@ pub fn encode_batch(
             )));
         }
     }
+    Ok(())
+}
+
+pub fn encode_batch(
+    chain: &Chain,
+    chunks: &[InArray],
+    threads: usize,
+    skip_fill: bool,
+) -> Result<Vec<Option<Vec<u8>>>, TaskError> {
+    check_chunks(chain, chunks)?;
     let zero = vec![0usize; chain.chunk_shape.len()];
     match &chain.kind {
         Kind::Plain(plain) => run(chunks.len(), threads, |i| {

@@ -12,7 +12,6 @@ use std::os::fd::IntoRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use crate::engine::{run, TaskError};
 
 /// Where a batch of values goes: `targets[i]` is value `i`'s file; its temporary is
 /// `temp_prefix` + `i` in `temp_directory`, or beside its target when that is None.
@@ -46,31 +45,18 @@ fn parent(path: &str) -> &str {
     path.rsplit_once('/').map_or(".", |(directory, _)| directory)
 }
 
-/// Store `encoded[i]` (None: all fill) in `files.targets[i]`, on `threads` threads.
-pub fn store_all(
-    encoded: &[Option<Vec<u8>>],
-    files: &FileTargets,
-    threads: usize,
-) -> Result<Vec<Stored>, TaskError> {
-    if encoded.len() != files.targets.len() {
-        return Err(TaskError::Value(format!(
-            "{} values for {} files",
-            encoded.len(),
-            files.targets.len()
-        )));
-    }
-    run(encoded.len(), threads, |i| {
-        Ok(match &encoded[i] {
-            None => Stored::Fill,
-            Some(data) => {
-                let target = &files.targets[i];
-                match store_file(data, target, &files.temp_path(i, target)) {
-                    Ok(()) => Stored::Written,
-                    Err(_) => Stored::Unwritten(data.clone()),
-                }
+/// Store value `i` (None: all fill) in `files.targets[i]`.
+pub fn store_one(files: &FileTargets, i: usize, value: Option<&[u8]>) -> Stored {
+    match value {
+        None => Stored::Fill,
+        Some(data) => {
+            let target = &files.targets[i];
+            match store_file(data, target, &files.temp_path(i, target)) {
+                Ok(()) => Stored::Written,
+                Err(_) => Stored::Unwritten(data.to_vec()),
             }
-        })
-    })
+        }
+    }
 }
 
 /// Write `data` to the new file `temp`, then rename it over `target`.
@@ -133,8 +119,8 @@ mod tests {
             temp_directory: None,
             temp_prefix: ".tmp-".into(),
         };
-        let stored = store_all(&[Some(b"new".to_vec()), Some(b"x".to_vec()), None], &files, 2)
-            .unwrap();
+        let values: [Option<&[u8]>; 3] = [Some(b"new"), Some(b"x"), None];
+        let stored: Vec<Stored> = (0..3).map(|i| store_one(&files, i, values[i])).collect();
         assert!(matches!(stored[0], Stored::Written));
         assert!(matches!(stored[1], Stored::Written));
         assert!(matches!(stored[2], Stored::Fill));
@@ -158,7 +144,8 @@ mod tests {
             temp_directory: Some(side.clone()),
             temp_prefix: "t".into(),
         };
-        let stored = store_all(&[Some(b"v".to_vec()), Some(b"w".to_vec())], &files, 1).unwrap();
+        let values: [Option<&[u8]>; 2] = [Some(b"v"), Some(b"w")];
+        let stored: Vec<Stored> = (0..2).map(|i| store_one(&files, i, values[i])).collect();
         assert!(matches!(&stored[0], Stored::Unwritten(v) if v == b"v"));
         assert!(matches!(stored[1], Stored::Written));
         assert_eq!(fs::read_dir(&side).unwrap().count(), 0);

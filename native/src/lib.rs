@@ -445,10 +445,16 @@ fn encode_to_files<'py>(
         keep.objects.push(item.clone().unbind());
     }
     let c = chain.inner.clone();
+    if targets.len() != arrays.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} chunks for {} files", arrays.len(), targets.len()
+        )));
+    }
     let files = files::FileTargets { targets, temp_directory, temp_prefix };
     let result = py.detach(|| {
-        let encoded = engine::encode_batch(&c, &arrays, threads, skip_fill)?;
-        files::store_all(&encoded, &files, threads)
+        engine::encode_then(&c, &arrays, threads, skip_fill, |i, value| {
+            files::store_one(&files, i, value)
+        })
     });
     drop(keep);
     let stored = result.map_err(to_py)?;
