@@ -21,6 +21,7 @@ import pytest
 import zarrkit as zk
 from zarrkit import native
 from zarrkit.errors import ReadOnlyError, StoreEscapeError, StoreIOError
+from zarrkit.hierarchy import write_engine
 from zarrkit.storage import DirectoryStore, LoggingStore
 from zarrkit.storage.base import WritesFiles, offers
 from zarrkit.storage.directory import TEMP_PREFIX
@@ -241,3 +242,26 @@ def test_file_writes_names_new_temporaries_for_every_batch(tmp_path: Path) -> No
     assert first.temp_prefix != second.temp_prefix
     assert first.temp_prefix.startswith(f"{TEMP_PREFIX}")
     assert f"-{os.getpid()}-" in first.temp_prefix
+
+
+def test_calls_made_while_the_last_one_writes_keep_every_chunk(tmp_path: Path) -> None:
+    """Small engine calls (one chunk each): each is prepared while the last one writes;
+    one the store refuses to let the engine write (``file_writes`` None, as with fsync
+    turned on meanwhile) goes through the store, and every chunk arrives."""
+    store = DirectoryStore(tmp_path / "a")
+    a = zk.create_array(store, shape=(32, 32), chunks=(4, 4), dtype="<u2", compressors=ZSTD)
+    data = np.arange(32 * 32, dtype="<u2").reshape(32, 32)
+    real = DirectoryStore.file_writes
+    answered: list[bool] = []
+
+    def file_writes(self: DirectoryStore, keys: Any) -> Any:
+        answered.append(len(answered) not in (5, 6))  # the 6th call's group, asked twice
+        return real(self, keys) if answered[-1] else None
+
+    patch, calls = counting_engine_writes()
+    with patch, mock.patch.object(DirectoryStore, "file_writes", file_writes), \
+            mock.patch.object(write_engine, "_NATIVE_FILE_WRITE_BYTES", 32):
+        a[...] = data
+    assert len(answered) == 65 and calls == [1] * 63
+    np.testing.assert_array_equal(zk.open_array(DirectoryStore(tmp_path / "a"))[...], data)
+    assert temporaries(tmp_path / "a") == []

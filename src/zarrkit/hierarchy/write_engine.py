@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -32,7 +34,7 @@ from zarrkit.indexing import (
     plan_batches,
 )
 from zarrkit.metadata.fill_value import is_all_fill
-from zarrkit.storage.base import WritesFiles, offers
+from zarrkit.storage.base import FileWrites, WritesFiles, offers
 
 if TYPE_CHECKING:
     from zarrkit.codecs.v3.pipeline import CodecPipelineV3
@@ -223,6 +225,10 @@ _NATIVE_WRITE_BYTES = 16 << 20
 # alone, and the engine reads the value's view without a copy into a chunk first
 # (S1, 4 MiB chunks). Below this, batches win on their lower cost per chunk (S5, 8 KiB).
 NATIVE_WRITE_CHUNK_BYTES = 1 << 20
+# Calls that also write the files are smaller: a call's Python part (chunk views, keys,
+# file names) is made while the engine writes the last call's, and the more calls, the
+# less of it is left alone before the first.
+_NATIVE_FILE_WRITE_BYTES = 4 << 20
 
 
 def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
@@ -231,13 +237,15 @@ def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
     engine: encoded a group at a time by its threads with the GIL released, all-fill ones
     deleted unless ``write_empty_chunks``, as :func:`store_chunk` does one at a time.
     Where the store lets the engine write its files (a DirectoryStore), the engine's
-    threads store each group too; otherwise the next group encodes while this thread
-    stores the last one."""
+    threads store each group too, while this thread prepares the next one; otherwise the
+    next group encodes while this thread stores the last one."""
     chunk_nbytes = math.prod(array._grid_chunks) * array._storage_dtype.itemsize
-    per_call = max(1, _NATIVE_WRITE_BYTES // max(1, chunk_nbytes))
     skip_fill = array._store.supports_deletes and not array.write_empty_chunks
-    groups = [projections[start:start + per_call]
-              for start in range(0, len(projections), per_call)]
+
+    def grouped(nbytes: int) -> list[list[ChunkProjection]]:
+        per_call = max(1, nbytes // max(1, chunk_nbytes))
+        return [projections[start:start + per_call]
+                for start in range(0, len(projections), per_call)]
 
     def chunks_of(group: list[ChunkProjection]) -> list[np.ndarray[Any, Any]]:
         chunks = []
@@ -256,11 +264,31 @@ def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
         return (config.threads if len(group) * chunk_nbytes >= read_engine.INLINE_WORK_BYTES
                 else 1)
 
-    if offers(array._store, WritesFiles):
-        for group in groups:
-            encode_and_store(array, chain, group, chunks_of(group), threads_for(group),
-                             skip_fill)
+    groups = grouped(_NATIVE_FILE_WRITE_BYTES)
+    batch = file_batch(array, groups[0], chunks_of(groups[0])) if groups else None
+    if batch is not None:
+        if len(groups) == 1:
+            store_file_batch(array, chain, batch, threads_for(groups[0]), skip_fill)
+            return
+        # A writer thread has the engine encode and store one group while this thread
+        # makes the next one's chunk views, keys and file names (the Python part of a
+        # call, which would otherwise leave the engine's threads idle).
+        with ThreadPoolExecutor(1, thread_name_prefix="zarrkit-write") as writer:
+            running = writer.submit(store_file_batch, array, chain, batch,
+                                    threads_for(groups[0]), skip_fill)
+            for group in groups[1:]:
+                batch = file_batch(array, group, chunks_of(group))
+                running.result()
+                if batch is None:  # the store's settings changed: it writes the rest
+                    encode_and_store(array, chain, group, chunks_of(group),
+                                     threads_for(group), skip_fill)
+                    continue
+                running = writer.submit(store_file_batch, array, chain, batch,
+                                        threads_for(group), skip_fill)
+            running.result()
         return
+
+    groups = grouped(_NATIVE_WRITE_BYTES)
 
     def encode(group: list[ChunkProjection]) -> list[bytes | None]:
         return native.encode_batch(  # type: ignore[no-any-return]
@@ -278,30 +306,58 @@ def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
             store(group, encoded.take(index))
 
 
+@dataclass(frozen=True)
+class FileBatch:
+    """Chunks the engine encodes and writes into their files itself: their keys, the
+    values (views the engine gathers) and where the store says their files go."""
+
+    keys: list[str]
+    chunks: list[np.ndarray[Any, Any]]
+    files: FileWrites
+
+
+def file_batch(array: Array, projections: list[ChunkProjection],
+               chunks: list[np.ndarray[Any, Any]]) -> FileBatch | None:
+    """The :class:`FileBatch` of ``chunks`` (of ``projections``), or None when the store
+    does not let the engine write its files (it offers no
+    :class:`~zarrkit.storage.base.WritesFiles`, or must write them itself now)."""
+    store = array._store
+    if not offers(store, WritesFiles):
+        return None
+    keys = [array._chunk_key(p.chunk_coords) for p in projections]
+    files = store.file_writes(keys)  # type: ignore[attr-defined]
+    return None if files is None else FileBatch(keys, chunks, files)
+
+
+def store_file_batch(array: Array, chain: Any, batch: FileBatch, threads: int,
+                     skip_fill: bool) -> None:
+    """Encode and write ``batch`` with the engine, on ``threads`` of its threads with the
+    GIL released, holding every key's lock: the store takes only what the engine could
+    not write (its error then raised as the store words it) and deletes the all-fill
+    chunks."""
+    store = array._store
+    files = batch.files
+    with store.key_locks(batch.keys):  # type: ignore[attr-defined]
+        results = native.encode_to_files(chain, batch.chunks, files.targets,
+                                         files.temp_directory, files.temp_prefix,
+                                         threads, skip_fill)
+        for key, result in zip(batch.keys, results, strict=True):
+            if result is False:
+                store.delete(key)
+            elif result is not None:
+                store.set(key, result)
+
+
 def encode_and_store(array: Array, chain: Any, projections: list[ChunkProjection],
                      chunks: list[np.ndarray[Any, Any]], threads: int, skip_fill: bool
                      ) -> None:
-    """Encode whole ``chunks`` (of ``projections``) with the engine and store them, on
-    ``threads`` of its threads with the GIL released: where the store offers
-    :class:`~zarrkit.storage.base.WritesFiles`, the engine writes the files itself under
-    the keys' locks, and the store takes only what it could not write (its error then
-    raised as the store words it) and deletes the all-fill ones; otherwise each encoded
-    chunk goes to the store as :func:`store_encoded` does."""
-    store = array._store
-    if offers(store, WritesFiles):
-        keys = [array._chunk_key(p.chunk_coords) for p in projections]
-        files = store.file_writes(keys)  # type: ignore[attr-defined]
-        if files is not None:
-            with store.key_locks(keys):  # type: ignore[attr-defined]
-                results = native.encode_to_files(
-                    chain, chunks, files.targets, files.temp_directory, files.temp_prefix,
-                    threads, skip_fill)
-                for key, result in zip(keys, results, strict=True):
-                    if result is False:
-                        store.delete(key)
-                    elif result is not None:
-                        store.set(key, result)
-            return
+    """Encode whole ``chunks`` (of ``projections``) with the engine and store them:
+    written by the engine itself where the store allows (:func:`store_file_batch`),
+    otherwise each encoded chunk handed to the store as :func:`store_encoded` does."""
+    batch = file_batch(array, projections, chunks)
+    if batch is not None:
+        store_file_batch(array, chain, batch, threads, skip_fill)
+        return
     encoded = native.encode_batch(chain, chunks, threads, skip_fill)
     for projection, data in zip(projections, encoded, strict=True):
         store_encoded(array, projection, data)
