@@ -172,10 +172,7 @@ class DirectoryStore(Store):
         >>> with DirectoryStore(tempfile.mkdtemp()).key_lock("a/0"):
         ...     pass
         """
-        lock_file = None
-        if config.file_locks:
-            lock_file = os.path.join(self._side or self._real_root, LOCK_FILE_NAME)
-        return key_lock(self.lock_identity, key, lock_file)
+        return key_lock(self.lock_identity, key, self._lock_file())
 
     def key_locks(self, keys: Sequence[str]) -> AbstractContextManager[None]:
         """:meth:`key_lock` of every key in ``keys``, held together (for a writer that
@@ -185,10 +182,14 @@ class DirectoryStore(Store):
         >>> with DirectoryStore(tempfile.mkdtemp()).key_locks(["a/0", "a/1"]):
         ...     pass
         """
-        lock_file = None
-        if config.file_locks:
-            lock_file = os.path.join(self._side or self._real_root, LOCK_FILE_NAME)
-        return keys_lock(self.lock_identity, keys, lock_file)
+        return keys_lock(self.lock_identity, keys, self._lock_file())
+
+    def _lock_file(self) -> str | None:
+        """The file of the OS locks other processes respect (``zarrkit.config.file_locks``),
+        or None for thread locks alone."""
+        if not config.file_locks:
+            return None
+        return os.path.join(self._side or self._real_root, LOCK_FILE_NAME)
 
     # --- paths ---------------------------------------------------------------------------
     def _path(self, key: str) -> Path:
