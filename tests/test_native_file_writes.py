@@ -11,6 +11,7 @@ import random
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -31,6 +32,14 @@ pytestmark = pytest.mark.skipif(not native.built(), reason="zarrkit._engine is n
                                 "(make test builds it)")
 
 ZSTD = [{"name": "zstd", "configuration": {"level": 1, "checksum": False}}]
+
+
+@pytest.fixture(autouse=True)
+def native_engine() -> Iterator[None]:
+    """These tests are about the engine's writes: they use it whatever ``ZARRKIT_ENGINE``
+    says (``make test``'s second pass sets it to python)."""
+    with zk.config.set(engine="auto"):
+        yield
 
 
 def new_array(store: Any, **options: Any) -> Any:

@@ -383,6 +383,20 @@ fn read_files<'py>(py: Python<'py>, paths: Vec<String>, threads: usize) -> PyRes
     PyList::new(py, items)
 }
 
+/// The numpy arrays of `chunks` as the engine's inputs, each kept alive in `keep`.
+fn chunk_arrays(chunks: &Bound<'_, PyList>, keep: &mut Keep) -> PyResult<Vec<InArray>> {
+    let mut arrays = Vec::with_capacity(chunks.len());
+    for item in chunks.iter() {
+        let a = item
+            .cast::<PyUntypedArray>()
+            .map_err(|_| PyValueError::new_err("chunks must be numpy arrays"))?;
+        let (ptr, shape, strides, itemsize) = array_layout(a)?;
+        arrays.push(InArray { ptr, shape, strides, itemsize });
+        keep.objects.push(item.clone().unbind());
+    }
+    Ok(arrays)
+}
+
 /// Encode whole chunks (or whole shards, for a sharding chain).
 ///
 /// Returns one item per chunk: the encoded bytes, or None when `skip_fill` and every
@@ -396,15 +410,7 @@ fn encode_batch<'py>(
     skip_fill: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let mut keep = Keep::default();
-    let mut arrays = Vec::with_capacity(chunks.len());
-    for item in chunks.iter() {
-        let a = item
-            .cast::<PyUntypedArray>()
-            .map_err(|_| PyValueError::new_err("chunks must be numpy arrays"))?;
-        let (ptr, shape, strides, itemsize) = array_layout(a)?;
-        arrays.push(InArray { ptr, shape, strides, itemsize });
-        keep.objects.push(item.clone().unbind());
-    }
+    let arrays = chunk_arrays(chunks, &mut keep)?;
     let c = chain.inner.clone();
     let result = py.detach(|| engine::encode_batch(&c, &arrays, threads, skip_fill));
     drop(keep);
@@ -435,15 +441,7 @@ fn encode_to_files<'py>(
     skip_fill: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let mut keep = Keep::default();
-    let mut arrays = Vec::with_capacity(chunks.len());
-    for item in chunks.iter() {
-        let a = item
-            .cast::<PyUntypedArray>()
-            .map_err(|_| PyValueError::new_err("chunks must be numpy arrays"))?;
-        let (ptr, shape, strides, itemsize) = array_layout(a)?;
-        arrays.push(InArray { ptr, shape, strides, itemsize });
-        keep.objects.push(item.clone().unbind());
-    }
+    let arrays = chunk_arrays(chunks, &mut keep)?;
     let c = chain.inner.clone();
     if targets.len() != arrays.len() {
         return Err(PyValueError::new_err(format!(
