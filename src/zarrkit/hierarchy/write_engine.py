@@ -277,11 +277,12 @@ def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
             running = writer.submit(store_file_batch, array, chain, batch,
                                     threads_for(groups[0]), skip_fill)
             for group in groups[1:]:
-                batch = file_batch(array, group, chunks_of(group))
+                chunks = chunks_of(group)
+                batch = file_batch(array, group, chunks)
                 running.result()
                 if batch is None:  # the store's settings changed: it writes the rest
-                    encode_and_store(array, chain, group, chunks_of(group),
-                                     threads_for(group), skip_fill)
+                    encode_and_store(array, chain, group, chunks, threads_for(group),
+                                     skip_fill)
                     continue
                 running = writer.submit(store_file_batch, array, chain, batch,
                                         threads_for(group), skip_fill)
