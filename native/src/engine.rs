@@ -516,27 +516,65 @@ fn encode_plain(chain: &Chain, plain: &Plain, arr: &InArray, origin: &[usize], s
 }
 
 /// Encode every chunk as `encode_batch` does and hand each result to `then` (None: all
-/// fill), on `threads` threads. A plain chunk goes to `then` from the thread that encoded
-/// it, at once, so its buffer is reused for the next chunk instead of a batch's worth of
-/// fresh memory being held.
+/// fill) as the pieces whose concatenation is the stored value, on `threads` threads. A
+/// plain chunk is one piece and goes to `then` from the thread that encoded it, at once, so
+/// its buffer is reused for the next chunk instead of a batch's worth of fresh memory being
+/// held. A shard is its index and its inner chunks, never copied into one buffer: a file
+/// takes them one after another.
 pub fn encode_then<T: Send>(
     chain: &Chain,
     chunks: &[InArray],
     threads: usize,
     skip_fill: bool,
-    then: impl Fn(usize, Option<&[u8]>) -> T + Sync + Send,
+    then: impl Fn(usize, Option<&[&[u8]]>) -> T + Sync + Send,
 ) -> Result<Vec<T>, TaskError> {
-    if let Kind::Plain(plain) = &chain.kind {
-        check_chunks(chain, chunks)?;
-        let zero = vec![0usize; chain.chunk_shape.len()];
-        return run(chunks.len(), threads, |i| {
-            let encoded = encode_plain(chain, plain, &chunks[i], &zero, skip_fill)
-                .map_err(|e| TaskError::Value(format!("chunk {i}: {e}")))?;
-            Ok(then(i, encoded.as_deref()))
+    check_chunks(chain, chunks)?;
+    let zero = vec![0usize; chain.chunk_shape.len()];
+    let sh = match &chain.kind {
+        Kind::Plain(plain) => {
+            return run(chunks.len(), threads, |i| {
+                let encoded = encode_plain(chain, plain, &chunks[i], &zero, skip_fill)
+                    .map_err(|e| TaskError::Value(format!("chunk {i}: {e}")))?;
+                let piece = encoded.as_deref();
+                Ok(then(i, piece.as_ref().map(std::slice::from_ref)))
+            });
+        }
+        Kind::Sharded(sh) => sh,
+    };
+    let per = sh.count();
+    let encode_inner = |s: usize, m: usize| {
+        let coords = sh.unravel(sh.morton[m]);
+        let origin: Vec<usize> = coords.iter().zip(&sh.inner.shape).map(|(c, n)| c * n).collect();
+        // Inner chunks equal to the fill value are never stored, whatever skip_fill.
+        encode_plain(chain, &sh.inner, &chunks[s], &origin, true)
+            .map_err(|e| TaskError::Value(format!("chunk {s}: {e}")))
+    };
+    let hand_on = |s: usize, parts: &[Option<Vec<u8>>]| match shard_index(sh, parts) {
+        None => then(s, None),
+        Some(index) => {
+            let mut pieces: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
+            if sh.index_start {
+                pieces.push(&index);
+            }
+            pieces.extend(parts.iter().flatten().map(Vec::as_slice));
+            if !sh.index_start {
+                pieces.push(&index);
+            }
+            then(s, Some(&pieces))
+        }
+    };
+    if chunks.len() >= SHARDS_PER_THREAD * threads.max(1) {
+        // Enough shards to share out whole: each thread encodes a shard's inner chunks and
+        // hands it on, so no thread waits on a shard finished alone (S11's 32 shards a call
+        // kept the cores 1.8x busy, not 2x).
+        return run(chunks.len(), threads, |s| {
+            let parts = (0..per).map(|m| encode_inner(s, m)).collect::<Result<Vec<_>, _>>()?;
+            Ok(hand_on(s, &parts))
         });
     }
-    let encoded = encode_batch(chain, chunks, threads, skip_fill)?;
-    run(encoded.len(), threads, |i| Ok(then(i, encoded[i].as_deref())))
+    // Every inner chunk of every shard, in Morton order within a shard.
+    let inner = run(chunks.len() * per, threads, |j| encode_inner(j / per, j % per))?;
+    run(chunks.len(), threads, |s| Ok(hand_on(s, &inner[s * per..(s + 1) * per])))
 }
 
 fn check_chunks(chain: &Chain, chunks: &[InArray]) -> Result<(), TaskError> {
@@ -551,73 +589,43 @@ fn check_chunks(chain: &Chain, chunks: &[InArray]) -> Result<(), TaskError> {
     Ok(())
 }
 
+/// Encode whole chunks (or whole shards, for a sharding chain), each into one buffer.
 pub fn encode_batch(
     chain: &Chain,
     chunks: &[InArray],
     threads: usize,
     skip_fill: bool,
 ) -> Result<Vec<Option<Vec<u8>>>, TaskError> {
-    check_chunks(chain, chunks)?;
-    let zero = vec![0usize; chain.chunk_shape.len()];
-    match &chain.kind {
-        Kind::Plain(plain) => run(chunks.len(), threads, |i| {
+    if let Kind::Plain(plain) = &chain.kind {
+        // A plain chunk's one buffer is handed back as it is, not copied.
+        check_chunks(chain, chunks)?;
+        let zero = vec![0usize; chain.chunk_shape.len()];
+        return run(chunks.len(), threads, |i| {
             encode_plain(chain, plain, &chunks[i], &zero, skip_fill)
                 .map_err(|e| TaskError::Value(format!("chunk {i}: {e}")))
-        }),
-        Kind::Sharded(sh) => {
-            let per = sh.count();
-            let encode_inner = |s: usize, m: usize| {
-                let coords = sh.unravel(sh.morton[m]);
-                let origin: Vec<usize> =
-                    coords.iter().zip(&sh.inner.shape).map(|(c, n)| c * n).collect();
-                // Inner chunks equal to the fill value are never stored, whatever skip_fill.
-                encode_plain(chain, &sh.inner, &chunks[s], &origin, true)
-                    .map_err(|e| TaskError::Value(format!("chunk {s}: {e}")))
-            };
-            if chunks.len() >= SHARDS_PER_THREAD * threads.max(1) {
-                // Enough shards to share out whole: each thread encodes a shard's inner
-                // chunks and assembles it, so no thread waits on an assembly done alone
-                // (S11's 32 shards a call kept the cores 1.8x busy, not 2x).
-                return run(chunks.len(), threads, |s| {
-                    let parts = (0..per).map(|m| encode_inner(s, m)).collect::<Result<Vec<_>, _>>()?;
-                    Ok(assemble(sh, &parts))
-                });
-            }
-            // Every inner chunk of every shard, in Morton order within a shard.
-            let inner = run(chunks.len() * per, threads, |j| encode_inner(j / per, j % per))?;
-            run(chunks.len(), threads, |s| Ok(assemble(sh, &inner[s * per..(s + 1) * per])))
-        }
+        });
     }
+    encode_then(chain, chunks, threads, skip_fill, |_, pieces| pieces.map(<[&[u8]]>::concat))
 }
 
 /// Shards a call must hold per thread for its threads to take whole shards (fewer, as one
 /// large shard, share out their inner chunks instead).
 const SHARDS_PER_THREAD: usize = 4;
 
-/// A shard from its encoded inner chunks given in Morton order (None: not stored).
-fn assemble(sh: &Sharded, parts: &[Option<Vec<u8>>]) -> Option<Vec<u8>> {
+/// The index of a shard whose encoded inner chunks are given in Morton order, laid out one
+/// after another after the index (at the start) or before it (at the end); None when no
+/// inner chunk is stored.
+fn shard_index(sh: &Sharded, parts: &[Option<Vec<u8>>]) -> Option<Vec<u8>> {
     if parts.iter().all(|p| p.is_none()) {
         return None;
     }
-    let body: usize = parts.iter().flatten().map(|p| p.len()).sum();
-    let mut out = Vec::with_capacity(body + sh.index_nbytes);
     let mut entries = vec![(EMPTY, EMPTY); sh.count()];
     let mut pos = if sh.index_start { sh.index_nbytes } else { 0 };
-    if sh.index_start {
-        out.resize(sh.index_nbytes, 0);
-    }
     for (m, part) in parts.iter().enumerate() {
         if let Some(p) = part {
             entries[sh.morton[m]] = (pos as u64, p.len() as u64);
-            out.extend_from_slice(p);
             pos += p.len();
         }
     }
-    let index = sh.encode_index(&entries);
-    if sh.index_start {
-        out[..sh.index_nbytes].copy_from_slice(&index);
-    } else {
-        out.extend_from_slice(&index);
-    }
-    Some(out)
+    Some(sh.encode_index(&entries))
 }

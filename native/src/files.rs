@@ -7,7 +7,7 @@
 //! directory should be, a side directory on another file system) and words the error.
 
 use std::fs::{self, OpenOptions};
-use std::io::{self, ErrorKind, Write};
+use std::io::{self, ErrorKind, IoSlice, Write};
 use std::os::fd::IntoRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -45,27 +45,28 @@ fn parent(path: &str) -> &str {
     path.rsplit_once('/').map_or(".", |(directory, _)| directory)
 }
 
-/// Store value `i` (None: all fill) in `files.targets[i]`.
-pub fn store_one(files: &FileTargets, i: usize, value: Option<&[u8]>) -> Stored {
+/// Store value `i` (None: all fill), given as the pieces whose concatenation it is, in
+/// `files.targets[i]`.
+pub fn store_one(files: &FileTargets, i: usize, value: Option<&[&[u8]]>) -> Stored {
     match value {
         None => Stored::Fill,
-        Some(data) => {
+        Some(pieces) => {
             let target = &files.targets[i];
-            match store_file(data, target, &files.temp_path(i, target)) {
+            match store_file(pieces, target, &files.temp_path(i, target)) {
                 Ok(()) => Stored::Written,
-                Err(_) => Stored::Unwritten(data.to_vec()),
+                Err(_) => Stored::Unwritten(pieces.concat()),
             }
         }
     }
 }
 
-/// Write `data` to the new file `temp`, then rename it over `target`.
-pub fn store_file(data: &[u8], target: &str, temp: &str) -> io::Result<()> {
-    write_new(temp, data).or_else(|e| {
+/// Write `pieces` one after another to the new file `temp`, then rename it over `target`.
+pub fn store_file(pieces: &[&[u8]], target: &str, temp: &str) -> io::Result<()> {
+    write_new(temp, pieces).or_else(|e| {
         // Temporaries beside their target: the target's directory may not exist yet.
         if e.kind() == ErrorKind::NotFound && parent(temp) == parent(target) {
             fs::create_dir_all(parent(target))?;
-            write_new(temp, data)
+            write_new(temp, pieces)
         } else {
             Err(e)
         }
@@ -84,10 +85,10 @@ pub fn store_file(data: &[u8], target: &str, temp: &str) -> io::Result<()> {
     renamed
 }
 
-/// Create `path` (never an existing file) holding `data`; removed again on failure.
-fn write_new(path: &str, data: &[u8]) -> io::Result<()> {
+/// Create `path` (never an existing file) holding `pieces`; removed again on failure.
+fn write_new(path: &str, pieces: &[&[u8]]) -> io::Result<()> {
     let mut file = OpenOptions::new().write(true).create_new(true).mode(0o666).open(path)?;
-    let written = file.write_all(data);
+    let written = write_pieces(&mut file, pieces);
     // close's own error counts (a file system that reports a failed write there): a
     // File's drop would ignore it.
     // SAFETY: the descriptor was just taken from the File, which no longer owns it.
@@ -97,6 +98,25 @@ fn write_new(path: &str, data: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(path);
     }
     result
+}
+
+/// Write every piece, in order, in as few calls as `writev` allows.
+fn write_pieces(file: &mut fs::File, pieces: &[&[u8]]) -> io::Result<()> {
+    // writev takes at most IOV_MAX (1024 on Linux) slices a call.
+    const SLICES_PER_CALL: usize = 1024;
+    let mut slices: Vec<IoSlice<'_>> = pieces.iter().map(|p| IoSlice::new(p)).collect();
+    let mut rest = &mut slices[..];
+    IoSlice::advance_slices(&mut rest, 0); // drops leading empty pieces
+    while !rest.is_empty() {
+        let upto = rest.len().min(SLICES_PER_CALL);
+        match file.write_vectored(&rest[..upto]) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut rest, n),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -119,7 +139,7 @@ mod tests {
             temp_directory: None,
             temp_prefix: ".tmp-".into(),
         };
-        let values: [Option<&[u8]>; 3] = [Some(b"new"), Some(b"x"), None];
+        let values: [Option<&[&[u8]]>; 3] = [Some(&[b"new"]), Some(&[b"x"]), None];
         let stored: Vec<Stored> = (0..3).map(|i| store_one(&files, i, values[i])).collect();
         assert!(matches!(stored[0], Stored::Written));
         assert!(matches!(stored[1], Stored::Written));
@@ -144,11 +164,28 @@ mod tests {
             temp_directory: Some(side.clone()),
             temp_prefix: "t".into(),
         };
-        let values: [Option<&[u8]>; 2] = [Some(b"v"), Some(b"w")];
+        let values: [Option<&[&[u8]]>; 2] = [Some(&[b"v", b"", b"v"]), Some(&[b"w"])];
         let stored: Vec<Stored> = (0..2).map(|i| store_one(&files, i, values[i])).collect();
-        assert!(matches!(&stored[0], Stored::Unwritten(v) if v == b"v"));
+        assert!(matches!(&stored[0], Stored::Unwritten(v) if v == b"vv"));
         assert!(matches!(stored[1], Stored::Written));
         assert_eq!(fs::read_dir(&side).unwrap().count(), 0);
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn a_value_in_more_pieces_than_one_call_takes_is_written_whole_in_order() {
+        let root = scratch("pieces");
+        let owned: Vec<Vec<u8>> = (0..3000u32)
+            .map(|i| if i % 7 == 0 { vec![] } else { i.to_le_bytes()[..(i % 4) as usize + 1].to_vec() })
+            .collect();
+        let pieces: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+        let files = FileTargets {
+            targets: vec![format!("{root}/shard")],
+            temp_directory: None,
+            temp_prefix: ".t".into(),
+        };
+        assert!(matches!(store_one(&files, 0, Some(&pieces)), Stored::Written));
+        assert_eq!(fs::read(format!("{root}/shard")).unwrap(), pieces.concat());
         fs::remove_dir_all(root).unwrap();
     }
 }

@@ -21,7 +21,6 @@ thread; writes queue whole shards, so at most one shard per thread is in memory 
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -58,13 +57,6 @@ _PLAN_IN_THREADS = 64
 # Whole-shard requests are used when a read spans at least this many shards per thread:
 # each shard is then decoded by one thread, and enough of them keep every thread busy.
 _WHOLE_SHARDS_PER_THREAD = 2
-
-# Shards whose inner chunks are up to this size are encoded whole by the native engine
-# when a write covers them (S11's 8 KiB inner chunks); larger ones by the Python path,
-# whose threads each build and store a shard (S8's 64 KiB: the same speed either way,
-# and the Python path holds less memory).
-_NATIVE_WRITE_INNER_BYTES = 32 << 10
-
 
 def supports_partial_io(pipeline: Any) -> bool:
     """Whether shard bytes are addressable directly: sharding is the only codec, so no
@@ -104,11 +96,6 @@ class _Shards:
     @property
     def chunks_per_shard(self) -> tuple[int, ...]:
         return self.codec.chunks_per_shard(self.context.shard_shape)
-
-    @property
-    def inner_nbytes(self) -> int:
-        """Bytes of one decoded inner chunk."""
-        return math.prod(self.inner_shape) * self.context.dtype.itemsize
 
     def get_range(self, key: str, start: int, length: int) -> bytes | memoryview | None:
         return self.store.get_range(key, start, length)
@@ -383,8 +370,7 @@ def _whole_shards_for_engine(shards: _Shards, factory: IndexerFactory, selection
                              is_scalar: bool) -> list[ChunkProjection]:
     """The projections (over the shard grid) of the shards that a basic selection writes
     whole, when the native engine is to encode them; else none."""
-    if (shards.chain is None or is_scalar or factory is not basic_indexer
-            or shards.inner_nbytes > _NATIVE_WRITE_INNER_BYTES):
+    if shards.chain is None or is_scalar or factory is not basic_indexer:
         return []
     context = shards.context
     by_shard = basic_indexer(selection, context.array_shape, context.shard_shape)
