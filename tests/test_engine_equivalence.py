@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 import zarrkit as zk
 from zarrkit import native
 from zarrkit.errors import ChunkDecodeError, StoreEscapeError, ZarrkitError
-from zarrkit.hierarchy import write_engine
+from zarrkit.hierarchy import read_engine, write_engine
 from zarrkit.storage import DirectoryStore, MemoryStore, ZipStore
 from zarrkit.storage.directory import TEMP_PREFIX
 
@@ -269,18 +269,20 @@ def stored_values(store: Any) -> dict[str, bytes]:
 @given(case=arrays(), data=st.data(), threads=st.sampled_from([1, 2]),
        write_empty=st.booleans(), one_by_one=st.booleans(),
        place=st.sampled_from(["memory", "directory"]), zero=st.booleans(),
-       call_bytes=st.sampled_from([1, 100, 4 << 20]))
+       call_bytes=st.sampled_from([1, 100, 4 << 20]), plan_batch=st.sampled_from([3, 8192]))
 def test_both_engines_store_the_same_bytes(case: tuple[Any, Any], data: st.DataObject,
                                            threads: int, write_empty: bool,
                                            one_by_one: bool, place: str, zero: bool,
-                                           call_bytes: int, tmp_path_factory: Any) -> None:
+                                           call_bytes: int, plan_batch: int,
+                                           tmp_path_factory: Any) -> None:
     """A write through the engine (whole chunks) stores exactly the Python path's bytes,
     and leaves out (or deletes) the same all-fill chunks, whether the engine encodes
     chunks in batches (small chunks) or one per pool thread (``one_by_one``: what chunks
     over ``NATIVE_WRITE_CHUNK_BYTES`` take), and whether the store takes the bytes
     (memory) or the engine writes the files itself (a directory), leaving no temporary
     file behind; ``call_bytes`` cuts the engine's file-writing calls small, so that one
-    is prepared while the last one writes."""
+    is prepared while the last one writes, and ``plan_batch`` cuts the plan small, so that
+    calls queue up across plan batches (partial chunks written between them)."""
     source, expected = case
     selection = data.draw(st.sampled_from([Ellipsis, "drawn"]), label="kind")
     if selection == "drawn":
@@ -299,7 +301,8 @@ def test_both_engines_store_the_same_bytes(case: tuple[Any, Any], data: st.DataO
         a = zk.open_array(store, mode="r+", write_empty_chunks=write_empty)
         with zk.config.set(threads=threads, engine=engine), \
                 mock.patch.object(write_engine, "NATIVE_WRITE_CHUNK_BYTES", cutoff), \
-                mock.patch.object(write_engine, "_NATIVE_FILE_WRITE_BYTES", call_bytes):
+                mock.patch.object(write_engine, "_NATIVE_FILE_WRITE_BYTES", call_bytes), \
+                mock.patch.object(read_engine, "PLAN_BATCH", plan_batch):
             a[selection] = value[::-1] if value.ndim else value
         stores.append(stored_values(store))
     assert stores[0] == stores[1]

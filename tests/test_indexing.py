@@ -127,7 +127,8 @@ def output_view(indexer: Indexer, array: np.ndarray) -> np.ndarray:
 def check_plan_shape(
     indexer: Indexer, shape: tuple[int, ...], chunks: Chunks
 ) -> list[ChunkProjection]:
-    """Grid order, no repeats, only touched chunks, and is_complete exactly right."""
+    """Grid order, no repeats, only touched chunks, is_complete exactly right, and
+    partial_projections exactly the others."""
     projections = list(indexer)
     assert len(projections) == indexer.nchunks
     coords = [p.chunk_coords for p in projections]
@@ -145,6 +146,10 @@ def check_plan_shape(
         assert visited.size > 0, "an untouched chunk was yielded"
         in_order = local_positions[inbounds_region(p.chunk_coords, shape, chunks)].reshape(-1)
         assert p.is_complete == np.array_equal(visited, in_order), p
+    partial = list(indexer.partial_projections())
+    assert [p.chunk_coords for p in partial] == [
+        p.chunk_coords for p in projections if not p.is_complete]
+    assert repr(partial) == repr([p for p in projections if not p.is_complete])
     return projections
 
 
@@ -1116,3 +1121,28 @@ def test_few_index_pieces_equal_the_numpy_grouping(data: st.DataObject) -> None:
                 np.testing.assert_array_equal(x, y)
             else:
                 assert x == y
+
+
+@pytest.mark.parametrize(("selection", "chunk_len", "expected"), [
+    (slice(None), 1, []),  # whole chunks: none, without planning 2**40 of them
+    (slice(0, 2**40 - 4), 4, []),  # on chunk boundaries
+    (slice(2, 2**40 - 4), 4, [(0,)]),
+    (slice(0, 2**40 - 1), 4, [(2**38 - 1,)]),
+    (slice(1, 2**40 - 1), 4, [(0,), (2**38 - 1,)]),
+])
+def test_partial_projections_of_a_huge_selection_are_found_without_planning_it(
+        selection: slice, chunk_len: int, expected: list[tuple[int, ...]]) -> None:
+    """A write reads back only the chunks it covers in part; over a dimension of 2**40
+    elements, finding none (or the edge ones) must not walk every chunk in between."""
+    indexer = basic_indexer(selection, (2**40,), (chunk_len,))
+    partial = indexer.partial_projections()
+    assert [p.chunk_coords for p in itertools.islice(partial, 3)] == expected
+
+
+def test_partial_projections_of_a_huge_grid_walk_only_the_partial_rows() -> None:
+    """Over 2**40 x 8 chunks, a write cut mid-chunk along the second axis only has its
+    last column in part: found row by row, one per row, in C order."""
+    indexer = basic_indexer((slice(None), slice(0, 31)), (2**40, 32), (1, 4))
+    partial = list(itertools.islice(indexer.partial_projections(), 3))
+    assert [p.chunk_coords for p in partial] == [(0, 7), (1, 7), (2, 7)]
+    assert all(not p.is_complete for p in partial)

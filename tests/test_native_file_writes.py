@@ -274,3 +274,30 @@ def test_calls_made_while_the_last_one_writes_keep_every_chunk(tmp_path: Path) -
     assert len(answered) == 65 and calls == [1] * 63
     np.testing.assert_array_equal(zk.open_array(DirectoryStore(tmp_path / "a"))[...], data)
     assert temporaries(tmp_path / "a") == []
+
+
+def test_a_call_that_fails_among_many_raises_and_leaves_nothing_running(
+        tmp_path: Path) -> None:
+    """One chunk a call, calls queued behind each other across plan batches: the row whose
+    directory is a file fails with the store's error; the rows before it are written, no
+    temporary file is left, no writer thread outlives the write, and the array takes the
+    next write."""
+    root = tmp_path / "a"
+    store = DirectoryStore(root)
+    a = zk.create_array(store, shape=(32, 32), chunks=(4, 4), dtype="<u2", compressors=ZSTD)
+    (root / "c").mkdir()
+    (root / "c" / "5").write_bytes(b"in the way")
+    data = np.arange(32 * 32, dtype="<u2").reshape(32, 32)
+    patch, calls = counting_engine_writes()
+    with patch, mock.patch.object(write_engine, "_NATIVE_FILE_WRITE_BYTES", 32), \
+            mock.patch.object(write_engine.read_engine, "PLAN_BATCH", 5), \
+            pytest.raises(StoreIOError) as caught:
+        a[...] = data
+    assert caught.value.errno == errno.ENOTDIR and "c/5/0" in str(caught.value)
+    assert calls[:41] == [1] * 41  # rows 0 to 4, and row 5's first chunk
+    assert not [t for t in threading.enumerate() if t.name.startswith("zarrkit-write")]
+    assert temporaries(root) == [] and (root / "c" / "5").read_bytes() == b"in the way"
+    np.testing.assert_array_equal(a[:20], data[:20])
+    (root / "c" / "5").unlink()
+    a[...] = data
+    np.testing.assert_array_equal(a[...], data)

@@ -359,6 +359,28 @@ def test_writes_and_deletes_through_links_leading_outside_are_refused(
     assert not (root / "file").is_symlink()
 
 
+def test_new_directories_are_checked_up_to_a_directory_known_inside(
+        escaping: tuple[Path, Path]) -> None:
+    """A key's directories are vouched for one level at a time, up to one known to be
+    inside: new ones under a real directory are inside, and a link anywhere on the way
+    (first met, or after its siblings were written) is still resolved, whatever follows
+    it; through the store and the engine's file writes alike."""
+    root, outside = escaping
+    store = DirectoryStore(root)
+    store.set("inner/n1/n2/n3/x", b"1")  # three new levels under a real directory
+    store.set("alias/m1/m2/y", b"2")  # new levels under a link that stays inside
+    assert (root / "inner" / "m1" / "m2" / "y").read_bytes() == b"2"
+    (root / "inner" / "n1" / "out").symlink_to(outside)  # after n1 was vouched for
+    for key in ("inner/n1/out/new/deeper/z", "link/new/deeper/z", "inner/n1/out/z"):
+        with pytest.raises(StoreEscapeError):
+            store.set(key, b"3")
+        with pytest.raises(StoreEscapeError):
+            store.file_writes(["inner/n1/n2/ok", key])
+    assert sorted(p.name for p in outside.rglob("*")) == ["0", "arr", "secret"]
+    store.set("inner/n1/n2/n3/w", b"4")
+    assert store.get("inner/n1/n2/n3/x") == b"1" and store.get("inner/n1/n2/n3/w") == b"4"
+
+
 def test_deleting_a_link_removes_the_link_only(escaping: tuple[Path, Path]) -> None:
     root, _ = escaping
     store = DirectoryStore(root)

@@ -16,8 +16,9 @@ facade over them.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -209,10 +210,13 @@ def write(array: Array, indexer: Any, value: Any) -> None:
 
         for_each_chunk(array, iter(indexer), write_one_natively)
         return
-    for batch in plan_batches(iter(indexer), read_engine.PLAN_BATCH):
-        whole = [p for p in batch if p.is_complete]
-        write_natively(array, chain, values, whole)
-        for_each_chunk(array, (p for p in batch if not p.is_complete), write_one)
+    with NativeWrites(array, chain, values, indexer.nchunks) as native_writes:
+        # The first plan batch is one engine call's worth, so that the engine starts on it
+        # while the rest of the selection is planned.
+        for batch in plan_batches(iter(indexer), read_engine.PLAN_BATCH,
+                                  first=native_writes.chunks_per_call):
+            native_writes.write([p for p in batch if p.is_complete])
+            for_each_chunk(array, (p for p in batch if not p.is_complete), write_one)
 
 
 # The decoded bytes of chunks handed to the native engine in one call: its threads encode
@@ -234,20 +238,147 @@ _NATIVE_FILE_WRITE_BYTES = 4 << 20
 def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
                    projections: list[ChunkProjection]) -> None:
     """Store chunks written whole (``projections`` all complete) through the native
-    engine: encoded a group at a time by its threads with the GIL released, all-fill ones
-    deleted unless ``write_empty_chunks``, as :func:`store_chunk` does one at a time.
-    Where the store lets the engine write its files (a DirectoryStore), the engine's
-    threads store each group too, while this thread prepares the next one; otherwise the
-    next group encodes while this thread stores the last one."""
-    chunk_nbytes = math.prod(array._grid_chunks) * array._storage_dtype.itemsize
-    skip_fill = array._store.supports_deletes and not array.write_empty_chunks
+    engine, as :class:`NativeWrites` does.
 
-    def grouped(nbytes: int) -> list[list[ChunkProjection]]:
-        per_call = max(1, nbytes // max(1, chunk_nbytes))
+    >>> import numpy as np, zarrkit as zk
+    >>> from zarrkit.indexing import basic_indexer
+    >>> a = zk.create_array({}, shape=(4,), chunks=(2,), dtype="u1")
+    >>> if a._native_chain is not None:
+    ...     write_natively(a, a._native_chain, np.arange(4, dtype="u1"),
+    ...                    list(basic_indexer(slice(None), a.shape, a._grid_chunks)))
+    ... else:
+    ...     a[:] = np.arange(4)
+    >>> a[:].tolist()
+    [0, 1, 2, 3]
+    """
+    with NativeWrites(array, chain, values, len(projections)) as writes:
+        writes.write(projections)
+
+
+class NativeWrites:
+    """Chunks written whole (complete projections), stored through the native engine as
+    a write's plan batches come: encoded a group at a time by its threads with the GIL
+    released, all-fill ones deleted unless ``write_empty_chunks``, as :func:`store_chunk`
+    does one at a time.
+
+    Where the store lets the engine write its files (a DirectoryStore), a writer thread
+    has the engine encode and store each group while the calling thread makes the next
+    groups' chunk views, keys and file names, from this plan batch or the next; otherwise
+    the next group encodes while the calling thread stores the last one. Leaving the
+    ``with`` block waits for every group (the first failure raised, the groups not yet
+    started given up). ``nchunks`` is how many chunks the write may hold: up to one
+    call's worth, calls run on the calling thread.
+
+    >>> import numpy as np, zarrkit as zk
+    >>> from zarrkit.indexing import basic_indexer
+    >>> a = zk.create_array({}, shape=(4,), chunks=(2,), dtype="u1")
+    >>> plan = list(basic_indexer(slice(None), a.shape, a._grid_chunks))
+    >>> if a._native_chain is not None:
+    ...     with NativeWrites(a, a._native_chain, np.arange(4, dtype="u1"), 2) as writes:
+    ...         writes.write(plan[:1]); writes.write(plan[1:])
+    ... else:
+    ...     a[:] = np.arange(4)
+    >>> a[:].tolist()
+    [0, 1, 2, 3]
+    """
+
+    def __init__(self, array: Array, chain: Any, values: np.ndarray[Any, Any],
+                 nchunks: int) -> None:
+        self._array, self._chain, self._values = array, chain, values
+        self._chunk_nbytes = math.prod(array._grid_chunks) * array._storage_dtype.itemsize
+        self._skip_fill = array._store.supports_deletes and not array.write_empty_chunks
+        self.chunks_per_call = max(1, _NATIVE_FILE_WRITE_BYTES // max(1, self._chunk_nbytes))
+        # A write of one call's chunks runs it on the calling thread: no writer thread.
+        self._inline = nchunks <= self.chunks_per_call
+        self._writer: ThreadPoolExecutor | None = None
+        self._calls: deque[Future[None]] = deque()
+
+    def __enter__(self) -> NativeWrites:
+        return self
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        try:
+            self._finish(raising=exc is None)
+        finally:
+            if self._writer is not None:
+                self._writer.shutdown(wait=True)
+
+    def _finish(self, raising: bool) -> None:
+        """Wait for every call in turn; after a failure (this write's own, or a call's),
+        give up the calls not yet started and raise only the first."""
+        first: BaseException | None = None
+        while self._calls:
+            call = self._calls.popleft()
+            if first is not None or not raising:
+                call.cancel()
+            if not call.cancelled():
+                error = call.exception()
+                first = first or error
+        if first is not None and raising:
+            raise first
+
+    def write(self, projections: list[ChunkProjection]) -> None:
+        """Store the chunks of ``projections``, every one complete."""
+        if not projections:
+            return
+        groups = self._grouped(projections, _NATIVE_FILE_WRITE_BYTES)
+        chunks = self._chunks_of(groups[0])
+        batch = file_batch(self._array, groups[0], chunks)
+        if batch is None:
+            self._encode_then_store(projections)
+            return
+        self._submit(batch, self._threads_for(groups[0]))
+        for group in groups[1:]:
+            chunks = self._chunks_of(group)
+            batch = file_batch(self._array, group, chunks)
+            if batch is None:  # the store's settings changed: it writes the rest
+                encode_and_store(self._array, self._chain, group, chunks,
+                                 self._threads_for(group), self._skip_fill)
+                continue
+            self._submit(batch, self._threads_for(group))
+
+    def _submit(self, batch: FileBatch, threads: int) -> None:
+        if self._inline:
+            store_file_batch(self._array, self._chain, batch, threads, self._skip_fill)
+            return
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(1, thread_name_prefix="zarrkit-write")
+        self._calls.append(self._writer.submit(store_file_batch, self._array, self._chain,
+                                               batch, threads, self._skip_fill))
+        # One call running and one queued behind it: the engine never waits for this
+        # thread between calls, and no more calls' chunk views and names are held.
+        while len(self._calls) > 2:
+            self._calls.popleft().result()
+
+    def _encode_then_store(self, projections: list[ChunkProjection]) -> None:
+        """The store writes: each group encoded by the engine while this thread stores
+        the last one's bytes."""
+        groups = self._grouped(projections, _NATIVE_WRITE_BYTES)
+
+        def encode(group: list[ChunkProjection]) -> list[bytes | None]:
+            return native.encode_batch(  # type: ignore[no-any-return]
+                self._chain, self._chunks_of(group), self._threads_for(group),
+                self._skip_fill)
+
+        def store(group: list[ChunkProjection], encoded: list[bytes | None]) -> None:
+            for projection, data in zip(group, encoded, strict=True):
+                store_encoded(self._array, projection, data)
+
+        if len(groups) == 1:
+            store(groups[0], encode(groups[0]))
+            return
+        with Prefetch(encode, groups, ahead=1) as encoded:
+            for index, group in enumerate(groups):
+                store(group, encoded.take(index))
+
+    def _grouped(self, projections: list[ChunkProjection], nbytes: int
+                 ) -> list[list[ChunkProjection]]:
+        per_call = max(1, nbytes // max(1, self._chunk_nbytes))
         return [projections[start:start + per_call]
                 for start in range(0, len(projections), per_call)]
 
-    def chunks_of(group: list[ChunkProjection]) -> list[np.ndarray[Any, Any]]:
+    def _chunks_of(self, group: list[ChunkProjection]) -> list[np.ndarray[Any, Any]]:
+        array, values = self._array, self._values
         chunks = []
         for projection in group:
             part = values[projection.out_selection]
@@ -260,51 +391,9 @@ def write_natively(array: Array, chain: Any, values: np.ndarray[Any, Any],
                 chunks.append(chunk)
         return chunks
 
-    def threads_for(group: list[ChunkProjection]) -> int:
-        return (config.threads if len(group) * chunk_nbytes >= read_engine.INLINE_WORK_BYTES
-                else 1)
-
-    groups = grouped(_NATIVE_FILE_WRITE_BYTES)
-    batch = file_batch(array, groups[0], chunks_of(groups[0])) if groups else None
-    if batch is not None:
-        if len(groups) == 1:
-            store_file_batch(array, chain, batch, threads_for(groups[0]), skip_fill)
-            return
-        # A writer thread has the engine encode and store one group while this thread
-        # makes the next one's chunk views, keys and file names (the Python part of a
-        # call, which would otherwise leave the engine's threads idle).
-        with ThreadPoolExecutor(1, thread_name_prefix="zarrkit-write") as writer:
-            running = writer.submit(store_file_batch, array, chain, batch,
-                                    threads_for(groups[0]), skip_fill)
-            for group in groups[1:]:
-                chunks = chunks_of(group)
-                batch = file_batch(array, group, chunks)
-                running.result()
-                if batch is None:  # the store's settings changed: it writes the rest
-                    encode_and_store(array, chain, group, chunks, threads_for(group),
-                                     skip_fill)
-                    continue
-                running = writer.submit(store_file_batch, array, chain, batch,
-                                        threads_for(group), skip_fill)
-            running.result()
-        return
-
-    groups = grouped(_NATIVE_WRITE_BYTES)
-
-    def encode(group: list[ChunkProjection]) -> list[bytes | None]:
-        return native.encode_batch(  # type: ignore[no-any-return]
-            chain, chunks_of(group), threads_for(group), skip_fill)
-
-    def store(group: list[ChunkProjection], encoded: list[bytes | None]) -> None:
-        for projection, data in zip(group, encoded, strict=True):
-            store_encoded(array, projection, data)
-
-    if len(groups) == 1:
-        store(groups[0], encode(groups[0]))
-        return
-    with Prefetch(encode, groups, ahead=1) as encoded:
-        for index, group in enumerate(groups):
-            store(group, encoded.take(index))
+    def _threads_for(self, group: list[ChunkProjection]) -> int:
+        return (config.threads
+                if len(group) * self._chunk_nbytes >= read_engine.INLINE_WORK_BYTES else 1)
 
 
 @dataclass(frozen=True)
@@ -387,7 +476,7 @@ def check_chunks_to_update(array: Array, indexer: Any) -> None:
         if data is not None:
             read_engine.decode(array, data, key, projection.chunk_coords)
 
-    for_each_chunk(array, (p for p in indexer if not p.is_complete), check_one)
+    for_each_chunk(array, indexer.partial_projections(), check_one)
 
 
 def for_each_chunk(array: Array, projections: Iterator[ChunkProjection],

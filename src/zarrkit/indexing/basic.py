@@ -25,6 +25,7 @@ from zarrkit.indexing.dims import (
     DimPieces,
     integer_pieces,
     iter_product,
+    partial_product,
     piece_for,
     slice_pieces,
 )
@@ -165,6 +166,22 @@ class BasicIndexer:
         [(slice(4, 8, None),), (slice(28, 32, None),)]
         """
         return self._projections(self._combinations_for(sorted(chunk_coords)))
+
+    def partial_projections(self) -> Iterator[ChunkProjection]:
+        """The projections of the chunks the selection covers only in part, in C order,
+        found without planning the chunks it covers whole (``a[:] = v``, or a region on
+        chunk boundaries: none at all).
+
+        >>> aligned = basic_indexer(slice(2, 8), (8, 4), (2, 2))
+        >>> [p.chunk_coords for p in aligned.partial_projections()]
+        []
+        >>> cut = basic_indexer((slice(1, 4), 0), (8, 4), (2, 2))
+        >>> [p.chunk_coords for p in cut.partial_projections()]
+        [(0, 0), (1, 0)]
+        """
+        if len(self.shape) == 0:
+            return (projection for projection in self if not projection.is_complete)
+        return self._projections(partial_product(self._dim_pieces()))
 
     def _combinations_for(self, chunk_coords: Iterable[tuple[int, ...]]
                           ) -> Iterator[tuple[DimPiece, ...]]:

@@ -52,6 +52,8 @@ __all__ = [
     "DimPiece",
     "DimPieces",
     "RegularSlicePieces",
+    "all_complete",
+    "incomplete_pieces",
     "array_pieces",
     "chunk_extent",
     "chunk_extents",
@@ -59,6 +61,7 @@ __all__ = [
     "integer_pieces",
     "iter_product",
     "locate_indices",
+    "partial_product",
     "piece_for",
     "slice_pieces",
 ]
@@ -281,6 +284,68 @@ class RegularSlicePieces(Sequence[DimPiece]):
     def _chunk(self, chunk_index: int) -> DimPiece:
         return _chunk_piece(chunk_index, self._low, self._high, self._start, self._step,
                             self._dim_len, self._chunk_len)
+
+
+def all_complete(pieces: DimPieces) -> bool:
+    """Whether every piece of a dimension covers its chunk whole.
+
+    >>> all_complete(slice_pieces(4, 1, 8, 12, 4)), all_complete(slice_pieces(0, 2, 8, 16, 4))
+    (True, False)
+    >>> all_complete(slice_pieces(0, 1, 2**40 - 1, 2**40, 1))
+    True
+    """
+    return next(incomplete_pieces(pieces), None) is None
+
+
+def incomplete_pieces(pieces: DimPieces) -> Iterator[DimPiece]:
+    """The pieces of a dimension that cover their chunk only in part, in order, walking
+    no more of a :class:`RegularSlicePieces` than its ends when its inner pieces are whole.
+
+    >>> [p[0] for p in incomplete_pieces(slice_pieces(1, 1, 2**40 - 2, 2**40, 4))]
+    [0, 274877906943]
+    """
+    if type(pieces) is not RegularSlicePieces:
+        return (piece for piece in pieces if not piece[3])
+    count = len(pieces)
+    if count > 2 and not pieces[1][3]:
+        # Its pieces between the first and the last are alike (each a whole chunk's share
+        # of the same progression): one in part, all in part.
+        return (piece for piece in pieces if not piece[3])
+    ends = [pieces[position] for position in sorted({0, count - 1}) if position < count]
+    return (piece for piece in ends if not piece[3])
+
+
+def partial_product(dims: Sequence[DimPieces]) -> Iterator[tuple[DimPiece, ...]]:
+    """The combinations of :func:`iter_product` with at least one piece not whole, in the
+    same order, at a cost that follows their number rather than the product's.
+
+    >>> [tuple(p[0] for p in c) for c in partial_product([[(0, 0, 0, True), (1, 0, 0, False)],
+    ...                                                  [(5, 0, 0, True), (6, 0, 0, False)]])]
+    [(0, 6), (1, 5), (1, 6)]
+    """
+    if not dims:
+        return iter(())
+    # rest_partial[d]: whether the dimensions after d hold a piece not whole.
+    rest_partial = [False] * len(dims)
+    for axis in range(len(dims) - 2, -1, -1):
+        rest_partial[axis] = rest_partial[axis + 1] or not all_complete(dims[axis + 1])
+    return _walk_partial(dims, 0, rest_partial)
+
+
+def _walk_partial(dims: Sequence[DimPieces], axis: int, rest_partial: list[bool]
+                  ) -> Iterator[tuple[DimPiece, ...]]:
+    rest = dims[axis + 1:]
+    if not rest_partial[axis]:
+        # Every combination needs this dimension's piece in part; the rest are all whole.
+        for piece in incomplete_pieces(dims[axis]):
+            for tail in iter_product(rest):
+                yield (piece, *tail)
+        return
+    for piece in dims[axis]:
+        tails = iter_product(rest) if not piece[3] else _walk_partial(dims, axis + 1,
+                                                                        rest_partial)
+        for tail in tails:
+            yield (piece, *tail)
 
 
 def piece_for(pieces: DimPieces, chunk_index: int) -> DimPiece | None:

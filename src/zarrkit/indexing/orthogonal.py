@@ -303,6 +303,10 @@ class OrthogonalIndexer:
     def _iter_meshing(self) -> Iterator[ChunkProjection]:
         return self._meshed(product(*self._pieces))
 
+    def partial_projections(self) -> Iterator[ChunkProjection]:
+        """The projections that are not complete, in C order."""
+        return (projection for projection in self if not projection.is_complete)
+
     def projections_for(self, chunk_coords: Collection[tuple[int, ...]]
                         ) -> Iterator[ChunkProjection]:
         """The projections of those of ``chunk_coords`` that the selection touches, in

@@ -58,7 +58,8 @@ class Indexer(Protocol):
     ``flat_output`` tells the caller to index ``out.reshape(-1)`` rather than ``out``.
     ``nchunks`` is the number of projections that iteration yields; ``projections_for``
     yields only those of the given chunks (in C order), so that a caller who knows which
-    chunks exist can plan just those.
+    chunks exist can plan just those; ``partial_projections`` only those not complete (in
+    C order), which a write reads back.
 
     >>> from zarrkit.indexing import basic_indexer
     >>> isinstance(basic_indexer(0, (4,), (2,)), Indexer)
@@ -78,6 +79,8 @@ class Indexer(Protocol):
 
     def projections_for(self, chunk_coords: Collection[tuple[int, ...]]
                         ) -> Iterator[ChunkProjection]: ...
+
+    def partial_projections(self) -> Iterator[ChunkProjection]: ...
 
 
 def plan_batches(projections: Iterable[ChunkProjection], size: int, *, first: int | None = None

@@ -94,6 +94,10 @@ class VectorizedIndexer:
     def __iter__(self) -> Iterator[ChunkProjection]:
         return iter(self._planned())
 
+    def partial_projections(self) -> Iterator[ChunkProjection]:
+        """The projections that are not complete, in C order."""
+        return (projection for projection in self if not projection.is_complete)
+
     def projections_for(self, chunk_coords: Collection[tuple[int, ...]]
                         ) -> Iterator[ChunkProjection]:
         """The projections of those of ``chunk_coords`` that the selection touches, in

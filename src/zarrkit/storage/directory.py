@@ -205,21 +205,30 @@ class DirectoryStore(Store):
 
     def _check_directory(self, directory: str, key: str) -> None:
         """Refuse ``key`` if its directory resolves outside the root (a symbolic link)."""
-        if directory in self._inside:
-            return
-        parent, _, _ = directory.rpartition(os.sep)
-        if parent in self._inside and not os.path.islink(directory):
-            # Inside a directory known to be inside, and not a link: inside too, for one
-            # lstat where realpath takes one per component (1,000 member directories of
-            # a group: 20 ms).
-            if os.path.isdir(directory):
-                self._remember_inside(directory)
-            return
-        if not self._resolves_inside(directory):
+        if not self._is_inside(directory):
             raise StoreEscapeError(
                 f"key {key!r} of {self!r} leads outside the store through a symbolic link")
+
+    def _is_inside(self, directory: str) -> bool:
+        """Whether ``directory`` (the root or below it, spelt as :meth:`_file` spells it)
+        resolves inside the root; remembered once it exists."""
+        if directory in self._inside:
+            return True
+        parent = directory.rpartition(os.sep)[0]
+        if len(parent) >= len(self._root_prefix) - 1 and self._is_inside(parent) \
+                and not os.path.islink(directory):
+            # Inside a directory found inside, and not a link: inside too, for one lstat
+            # a level up to a directory known to be inside, where realpath takes one per
+            # component (1,000 member directories of a group: 20 ms; the first write of
+            # a v3 array's chunk rows, each row a new directory under a new c/).
+            if os.path.isdir(directory):
+                self._remember_inside(directory)
+            return True
+        if not self._resolves_inside(directory):
+            return False
         if os.path.isdir(directory):  # a directory not there yet may become a link
             self._remember_inside(directory)
+        return True
 
     def _remember_inside(self, directory: str) -> None:
         if len(self._inside) >= _MAX_CHECKED_DIRECTORIES:
