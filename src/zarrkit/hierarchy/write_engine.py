@@ -322,9 +322,8 @@ class NativeWrites:
         if not projections:
             return
         groups = self._grouped(projections, _NATIVE_FILE_WRITE_BYTES)
-        chunks = self._chunks_of(groups[0])
-        batch = file_batch(self._array, groups[0], chunks)
-        if batch is None:
+        batch = file_batch(self._array, groups[0], self._chunks_of(groups[0]))
+        if batch is None:  # the store writes (no WritesFiles, or fsync): bytes to it
             self._encode_then_store(projections)
             return
         self._submit(batch, self._threads_for(groups[0]))
