@@ -528,19 +528,16 @@ pub fn encode_then<T: Send>(
     skip_fill: bool,
     then: impl Fn(usize, Option<&[&[u8]]>) -> T + Sync + Send,
 ) -> Result<Vec<T>, TaskError> {
-    check_chunks(chain, chunks)?;
-    let zero = vec![0usize; chain.chunk_shape.len()];
     let sh = match &chain.kind {
         Kind::Plain(plain) => {
-            return run(chunks.len(), threads, |i| {
-                let encoded = encode_plain(chain, plain, &chunks[i], &zero, skip_fill)
-                    .map_err(|e| TaskError::Value(format!("chunk {i}: {e}")))?;
+            return encode_plain_chunks(chain, plain, chunks, threads, skip_fill, |i, encoded| {
                 let piece = encoded.as_deref();
-                Ok(then(i, piece.as_ref().map(std::slice::from_ref)))
+                then(i, piece.as_ref().map(std::slice::from_ref))
             });
         }
         Kind::Sharded(sh) => sh,
     };
+    check_chunks(chain, chunks)?;
     let per = sh.count();
     let encode_inner = |s: usize, m: usize| {
         let coords = sh.unravel(sh.morton[m]);
@@ -577,6 +574,25 @@ pub fn encode_then<T: Send>(
     run(chunks.len(), threads, |s| Ok(hand_on(s, &inner[s * per..(s + 1) * per])))
 }
 
+/// Encode every chunk of a plain chain, on `threads` threads, and hand each (None: all
+/// fill) to `then` on the thread that encoded it.
+fn encode_plain_chunks<T: Send>(
+    chain: &Chain,
+    plain: &Plain,
+    chunks: &[InArray],
+    threads: usize,
+    skip_fill: bool,
+    then: impl Fn(usize, Option<Vec<u8>>) -> T + Sync + Send,
+) -> Result<Vec<T>, TaskError> {
+    check_chunks(chain, chunks)?;
+    let zero = vec![0usize; chain.chunk_shape.len()];
+    run(chunks.len(), threads, |i| {
+        let encoded = encode_plain(chain, plain, &chunks[i], &zero, skip_fill)
+            .map_err(|e| TaskError::Value(format!("chunk {i}: {e}")))?;
+        Ok(then(i, encoded))
+    })
+}
+
 fn check_chunks(chain: &Chain, chunks: &[InArray]) -> Result<(), TaskError> {
     for (i, a) in chunks.iter().enumerate() {
         if a.shape != chain.chunk_shape || a.itemsize != chain.itemsize {
@@ -598,12 +614,7 @@ pub fn encode_batch(
 ) -> Result<Vec<Option<Vec<u8>>>, TaskError> {
     if let Kind::Plain(plain) = &chain.kind {
         // A plain chunk's one buffer is handed back as it is, not copied.
-        check_chunks(chain, chunks)?;
-        let zero = vec![0usize; chain.chunk_shape.len()];
-        return run(chunks.len(), threads, |i| {
-            encode_plain(chain, plain, &chunks[i], &zero, skip_fill)
-                .map_err(|e| TaskError::Value(format!("chunk {i}: {e}")))
-        });
+        return encode_plain_chunks(chain, plain, chunks, threads, skip_fill, |_, e| e);
     }
     encode_then(chain, chunks, threads, skip_fill, |_, pieces| pieces.map(<[&[u8]]>::concat))
 }

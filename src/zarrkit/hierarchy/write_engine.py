@@ -321,12 +321,15 @@ class NativeWrites:
         """Store the chunks of ``projections``, every one complete."""
         if not projections:
             return
-        groups = self._grouped(projections, _NATIVE_FILE_WRITE_BYTES)
-        batch = file_batch(self._array, groups[0], self._chunks_of(groups[0]))
-        if batch is None:  # the store writes (no WritesFiles, or fsync): bytes to it
+        if not offers(self._array._store, WritesFiles):  # before any chunk view is made
             self._encode_then_store(projections)
             return
-        self._submit(batch, self._threads_for(groups[0]))
+        groups = self._grouped(projections, _NATIVE_FILE_WRITE_BYTES)
+        first = file_batch(self._array, groups[0], self._chunks_of(groups[0]))
+        if first is None:  # the store must write these itself (fsync): bytes to it
+            self._encode_then_store(projections)
+            return
+        self._submit(first, self._threads_for(groups[0]))
         for group in groups[1:]:
             chunks = self._chunks_of(group)
             batch = file_batch(self._array, group, chunks)
