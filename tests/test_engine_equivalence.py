@@ -398,6 +398,37 @@ def test_large_reads_of_raw_chunks_from_memory_match_numpy(order: str) -> None:
                 np.testing.assert_array_equal(a[selection], data[selection])
 
 
+def test_a_basic_read_from_memory_fetches_its_chunks_in_one_call(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine names a basic selection's chunks itself and reads them in one call
+    from the values of one ``get_many``, the absent ones included, which it fills."""
+    data = np.arange(12 * 10, dtype="<i4").reshape(12, 10)
+    a = zk.create_array(MemoryStore(), shape=(12, 10), chunks=(3, 4), dtype="<i4",
+                        fill_value=-1)
+    a[:9] = data[:9]  # the last chunk row is not stored
+    expected = data.copy()
+    expected[9:] = -1
+    asked: list[list[str]] = []
+    calls: list[int] = []
+    real_get_many, real_read = MemoryStore.get_many, native.decode_grid_values_into
+
+    def get_many(store: MemoryStore, keys: Any) -> Any:
+        asked.append(list(keys))
+        return real_get_many(store, keys)
+
+    def read(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real_read(*args, **kwargs)
+
+    monkeypatch.setattr(MemoryStore, "get_many", get_many)
+    monkeypatch.setattr(native, "decode_grid_values_into", read)
+    monkeypatch.setattr(native, "decode_into", lambda *_: pytest.fail("chunk by chunk"))
+    with zk.config.set(engine="auto"):
+        np.testing.assert_array_equal(a[1::2, 3:], expected[1::2, 3:])
+    assert calls == [1]
+    assert asked == [[f"c/{i}/{j}" for i in range(4) for j in range(3)]]
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=arrays(), data=st.data(), threads=st.sampled_from([1, 2]))
 def test_both_engines_read_points_as_numpy(case: tuple[Any, Any], data: st.DataObject,

@@ -1031,3 +1031,43 @@ def test_fuzz_json_scan(data: bytes) -> None:
     """Any bytes: a depth and a digit run no larger than the text, nothing else."""
     depth, digits, _ = E.json_scan(data)
     assert 0 <= depth <= len(data) and 0 <= digits <= len(data)
+
+
+def test_grid_values_are_fetched_once_by_name_and_missing_ones_filled() -> None:
+    """``decode_grid_values_into`` names every chunk of the box as the store does, asks
+    ``fetch`` for all of them in one call, fills the regions of those it gets None for
+    with the fill value, and refuses a fetch that answers for other than every chunk."""
+    data = np.arange(8 * 8, dtype="<u2").reshape(8, 8)
+    chain = chain_of([BYTES], fill=(7).to_bytes(2, "little"))
+    values = {f"p/{i}.{j}": data[4 * i:4 * i + 4, 4 * j:4 * j + 4].tobytes()
+              for i in range(2) for j in range(2) if (i, j) != (1, 0)}
+    asked: list[list[str]] = []
+
+    def fetch(keys: list[str]) -> list[bytes | None]:
+        asked.append(keys)
+        return [values.get(key) for key in keys]
+
+    # Rows 1, 3, 5, 7 (both row chunks), columns 2..6 (both column chunks).
+    rows = [(0, (1, 4, 2), (0, 2, 1)), (1, (1, 4, 2), (2, 4, 1))]
+    columns = [(0, (2, 4, 1), (0, 2, 1)), (1, (0, 2, 1), (2, 4, 1))]
+    out = np.zeros((4, 4), "<u2")
+    missing, deferred = E.decode_grid_values_into(chain, out, [rows, columns], fetch, "p/",
+                                                  ".", 2)
+    expected = data[1::2, 2:6].copy()
+    expected[2:, :2] = 7  # chunk (1, 0) is not stored
+    np.testing.assert_array_equal(out, expected)
+    assert (missing, deferred) == (1, [])
+    assert asked == [["p/0.0", "p/0.1", "p/1.0", "p/1.1"]]
+    with pytest.raises(ValueError, match="3 values for 4 chunks"):
+        E.decode_grid_values_into(chain, out, [rows, columns], lambda keys: keys[:3] and
+                                  [values.get(key) for key in keys[:3]], "p/", ".", 1)
+    with pytest.raises(KeyError):
+        E.decode_grid_values_into(chain, out, [rows, columns],
+                                  lambda keys: [values[key] for key in keys], "p/", ".", 1)
+    sharded = E.Chain(json.dumps({"format": 3, "itemsize": 2, "chunk_shape": [4, 4],
+                                  "dtype": "<u2", "codecs": [{
+                                      "name": "sharding_indexed", "configuration": {
+                                          "chunk_shape": [2, 2], "codecs": [BYTES],
+                                          "index_codecs": [BYTES]}}]}), bytes(2))
+    with pytest.raises(ValueError, match="sharded"):
+        E.decode_grid_values_into(sharded, out, [rows, columns], fetch, "p/", ".", 1)

@@ -1,13 +1,15 @@
 //! Reads of a regular box of chunks from files: the caller gives, per dimension, the
 //! chunks a selection touches and what it takes of each; the engine forms every chunk (or
 //! shard) of their product, names its file, and reads it as `decode_into` (or
-//! `decode_shards_into`) would. Python then plans per dimension, not per chunk.
+//! `decode_shards_into`) would; or, for a store whose values Python fetches, names every
+//! chunk for one fetch and reads the values it gets back. Python then plans per dimension,
+//! not per chunk.
 
 use std::fmt::Write;
 
 use crate::chain::{Chain, Kind};
 use crate::engine::{self, InnerTask, Outcome, ShardTask, Source, Task, TaskError};
-use crate::strided::{Dim, OutArray};
+use crate::strided::{self, Dim, OutArray};
 
 /// One chunk along one dimension: its index in the grid (of inner chunks, for a sharded
 /// chain) and the selections of it and of the output.
@@ -18,18 +20,17 @@ pub struct Piece {
     pub out_sel: Dim,
 }
 
-/// Where the chunk files are: `root` + `key_prefix` + the coordinates joined by
-/// `separator` (a key is `key_prefix` + coordinates, as the store names it).
-pub struct Files {
-    pub root: String,
-    pub key_prefix: String,
+/// How the chunks are named: `prefix` + the coordinates joined by `separator`, as the store
+/// names them.
+pub struct ChunkKeys {
+    pub prefix: String,
     pub separator: String,
 }
 
-impl Files {
+impl ChunkKeys {
     pub(crate) fn key(&self, coords: &[usize]) -> String {
-        let mut key = String::with_capacity(self.key_prefix.len() + 8 * coords.len());
-        key.push_str(&self.key_prefix);
+        let mut key = String::with_capacity(self.prefix.len() + 8 * coords.len());
+        key.push_str(&self.prefix);
         for (k, c) in coords.iter().enumerate() {
             if k > 0 {
                 key.push_str(&self.separator);
@@ -37,6 +38,18 @@ impl Files {
             let _ = write!(key, "{c}");
         }
         key
+    }
+}
+
+/// Where the chunk files are: `root` + each chunk's key.
+pub struct Files {
+    pub root: String,
+    pub keys: ChunkKeys,
+}
+
+impl Files {
+    pub(crate) fn key(&self, coords: &[usize]) -> String {
+        self.keys.key(coords)
     }
 
     pub(crate) fn source(&self, key: &str) -> Source {
@@ -101,24 +114,88 @@ fn plain(
     files: &Files,
     threads: usize,
 ) -> Result<GridResult, TaskError> {
+    let chunks = box_chunks(dims, &files.keys)?;
+    let tasks: Vec<Task> = chunks.keys.iter().zip(chunks.sels).map(|(key, (chunk_sel, out_sel))| Task {
+        source: files.source(key),
+        key: key.clone(),
+        chunk_sel,
+        out_sel,
+    }).collect();
+    let outcomes = engine::decode_into(chain, out, &tasks, threads)?;
+    Ok(summarize(outcomes.into_iter().zip(chunks.coords)))
+}
+
+/// The chunks of a regular box of a plain chain, in C order: each one's key, its
+/// coordinates, and the selections of it and of the output.
+pub struct BoxChunks {
+    pub keys: Vec<String>,
+    coords: Vec<Vec<usize>>,
+    sels: Vec<(Vec<Dim>, Vec<Dim>)>,
+}
+
+/// The chunks of the product of `dims`, named by `keys`.
+pub fn box_chunks(dims: &[Vec<Piece>], keys: &ChunkKeys) -> Result<BoxChunks, TaskError> {
     let lengths: Vec<usize> = dims.iter().map(Vec::len).collect();
     let (n, all) = combinations(&lengths)?;
-    let mut tasks = Vec::with_capacity(n);
-    let mut coords_of = Vec::with_capacity(n);
+    let mut chunks = BoxChunks {
+        keys: Vec::with_capacity(n),
+        coords: Vec::with_capacity(n),
+        sels: Vec::with_capacity(n),
+    };
     for digits in all {
         let pieces: Vec<&Piece> = digits.iter().zip(dims).map(|(&j, d)| &d[j]).collect();
         let coords: Vec<usize> = pieces.iter().map(|p| p.index).collect();
-        let key = files.key(&coords);
-        tasks.push(Task {
-            source: files.source(&key),
-            key,
-            chunk_sel: pieces.iter().map(|p| p.chunk_sel).collect(),
-            out_sel: pieces.iter().map(|p| p.out_sel).collect(),
-        });
-        coords_of.push(coords);
+        chunks.keys.push(keys.key(&coords));
+        chunks.coords.push(coords);
+        chunks.sels.push((
+            pieces.iter().map(|p| p.chunk_sel).collect(),
+            pieces.iter().map(|p| p.out_sel).collect(),
+        ));
+    }
+    Ok(chunks)
+}
+
+/// Read a regular box of a plain chain (`chunks`, from `box_chunks`) from the value of each
+/// chunk that the caller fetched (None: not stored, its region filled with the fill value),
+/// as `decode_grid_into` reads files.
+pub fn decode_values_into(
+    chain: &Chain,
+    out: &OutArray,
+    chunks: BoxChunks,
+    values: Vec<Option<Source>>,
+    threads: usize,
+) -> Result<GridResult, TaskError> {
+    if !matches!(chain.kind, Kind::Plain(_)) {
+        return Err(TaskError::Value("a sharded chain: its values are read by shard".into()));
+    }
+    if values.len() != chunks.keys.len() {
+        return Err(TaskError::Value(format!(
+            "{} values for {} chunks",
+            values.len(),
+            chunks.keys.len()
+        )));
+    }
+    let mut tasks = Vec::with_capacity(values.len());
+    let mut coords_of = Vec::with_capacity(values.len());
+    let mut missing = 0;
+    let each = chunks.keys.into_iter().zip(chunks.coords).zip(chunks.sels).zip(values);
+    for (((key, coords), (chunk_sel, out_sel)), value) in each {
+        match value {
+            Some(source) => {
+                tasks.push(Task { source, key, chunk_sel, out_sel });
+                coords_of.push(coords);
+            }
+            None => {
+                strided::fill(&chain.fill, out, &out_sel)
+                    .map_err(|e| TaskError::Value(format!("{key}: {e}")))?;
+                missing += 1;
+            }
+        }
     }
     let outcomes = engine::decode_into(chain, out, &tasks, threads)?;
-    Ok(summarize(outcomes.into_iter().zip(coords_of)))
+    let mut result = summarize(outcomes.into_iter().zip(coords_of));
+    result.missing += missing;
+    Ok(result)
 }
 
 fn sharded(

@@ -312,6 +312,17 @@ fn decode_grid_into(
 ) -> PyResult<(usize, Vec<Vec<usize>>)> {
     let mut keep = Keep::default();
     let out = out_array(out, chain.inner.itemsize, &mut keep)?;
+    let parsed = grid_dims(dims)?;
+    let files = grid::Files { root, keys: grid::ChunkKeys { prefix: key_prefix, separator } };
+    let c = chain.inner.clone();
+    let result = py.detach(|| grid::decode_grid_into(&c, &out, &parsed, &files, threads));
+    drop(keep);
+    let r = result.map_err(to_py)?;
+    Ok((r.missing, r.deferred))
+}
+
+/// A grid read's pieces: per dimension, (chunk index, chunk_sel, out_sel) triples.
+fn grid_dims(dims: &Bound<'_, PyList>) -> PyResult<Vec<Vec<grid::Piece>>> {
     let mut parsed = Vec::with_capacity(dims.len());
     for dim in dims.iter() {
         let mut pieces = Vec::new();
@@ -328,9 +339,39 @@ fn decode_grid_into(
         }
         parsed.push(pieces);
     }
-    let files = grid::Files { root, key_prefix, separator };
+    Ok(parsed)
+}
+
+/// A grid read (as ``decode_grid_into``) of a plain chain from a store whose values Python
+/// fetches: the engine names every chunk of the box, calls ``fetch(keys)`` once for their
+/// values (each a buffer, a file or descriptor source, or None when not stored), and reads
+/// them. Returns (chunks missing, coordinates of those left to the caller: none).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn decode_grid_values_into(
+    py: Python<'_>,
+    chain: &PyChain,
+    out: &Bound<'_, PyAny>,
+    dims: &Bound<'_, PyList>,
+    fetch: &Bound<'_, PyAny>,
+    key_prefix: String,
+    separator: String,
+    threads: usize,
+) -> PyResult<(usize, Vec<Vec<usize>>)> {
+    let mut keep = Keep::default();
+    let out = out_array(out, chain.inner.itemsize, &mut keep)?;
+    let parsed = grid_dims(dims)?;
+    let names = grid::ChunkKeys { prefix: key_prefix, separator };
+    let chunks = grid::box_chunks(&parsed, &names).map_err(to_py)?;
+    let fetched = fetch.call1((PyList::new(py, &chunks.keys)?,))?;
+    let mut values = Vec::with_capacity(chunks.keys.len());
+    for value in fetched.try_iter()? {
+        let value = value?;
+        values.push(if value.is_none() { None } else { Some(source(&value, &mut keep)?) });
+    }
+    keep.objects.push(fetched.unbind());
     let c = chain.inner.clone();
-    let result = py.detach(|| grid::decode_grid_into(&c, &out, &parsed, &files, threads));
+    let result = py.detach(|| grid::decode_values_into(&c, &out, chunks, values, threads));
     drop(keep);
     let r = result.map_err(to_py)?;
     Ok((r.missing, r.deferred))
@@ -357,7 +398,7 @@ fn decode_points_into(
         .iter()
         .map(|a| a.as_slice().map_err(|_| PyValueError::new_err("coordinates must be contiguous")))
         .collect::<PyResult<_>>()?;
-    let files = grid::Files { root, key_prefix, separator };
+    let files = grid::Files { root, keys: grid::ChunkKeys { prefix: key_prefix, separator } };
     let c = chain.inner.clone();
     let result = py.detach(|| {
         points::decode_points_into(&c, &out, &slices, &array_shape, &files, threads)
@@ -507,6 +548,7 @@ fn blosc_zstd_calls() -> u64 {
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyChain>()?;
     m.add_function(wrap_pyfunction!(decode_into, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_grid_values_into, m)?)?;
     m.add_function(wrap_pyfunction!(decode_shards_into, m)?)?;
     m.add_function(wrap_pyfunction!(decode_grid_into, m)?)?;
     m.add_function(wrap_pyfunction!(encode_batch, m)?)?;

@@ -27,8 +27,8 @@ ZIP member), read with pread on that descriptor, which the engine never closes; 
 (or None) is checked when the range is read whole, a mismatch raising ChunkDecodeError.
 """
 
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 import numpy as np
 from typing_extensions import Buffer
@@ -95,6 +95,21 @@ def decode_grid_into(
     inner chunks for a sharding chain). A chunk's key is ``key_prefix`` then its indices
     joined by ``separator``, its file ``root + key``. Returns (how many chunks or shards
     were missing, the coordinates of those deferred)."""
+
+def decode_grid_values_into(
+    chain: Chain,
+    out: np.ndarray,
+    dims: Sequence[Sequence[tuple[int, tuple[int, int, int], tuple[int, int, int]]]],
+    fetch: Callable[[list[str]], Sequence[Any]],
+    key_prefix: str,
+    separator: str,
+    threads: int,
+) -> tuple[int, list[list[int]]]:
+    """``decode_grid_into`` (a plain chain) from a store whose values Python fetches: the
+    keys of every chunk of the product of ``dims`` go to one ``fetch(keys)`` call, whose
+    values (in order: a buffer, a file or descriptor source as in ``decode_into``, or None
+    for a chunk not stored, its region filled) are read. Returns (how many chunks were
+    missing, an empty list)."""
 
 def encode_batch(
     chain: Chain, chunks: list[np.ndarray], threads: int, skip_fill: bool

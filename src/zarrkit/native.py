@@ -60,6 +60,7 @@ __all__ = [
     "decode_into",
     "decode_shards_into",
     "decode_grid_into",
+    "decode_grid_values_into",
     "read_files",
     "decode_points_into",
     "encode_batch",
@@ -243,6 +244,7 @@ if _engine is not None:
     decode_into = _engine.decode_into
     decode_shards_into = _engine.decode_shards_into
     decode_grid_into = _engine.decode_grid_into
+    decode_grid_values_into = _engine.decode_grid_values_into
     read_files = _engine.read_files
     decode_points_into = _engine.decode_points_into
     encode_batch = _engine.encode_batch
@@ -260,6 +262,7 @@ else:
         raise RuntimeError("zarrkit._engine is not built")
 
     decode_into = decode_shards_into = decode_grid_into = decode_points_into = _missing
+    decode_grid_values_into = _missing
     encode_batch = encode_to_files = read_files = _missing
 
 

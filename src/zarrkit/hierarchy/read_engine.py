@@ -14,7 +14,7 @@ facade over them.
 
 from __future__ import annotations
 
-import itertools
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -256,12 +256,15 @@ class NativeBatchReader:
         self.value_range = store.value_range if offers(store, LocatesRanges) else None  # type: ignore[attr-defined]
 
     def read_grid(self, indexer: Any, result: np.ndarray[Any, Any]) -> bool:
-        """Read a basic selection from a store that locates its files with the engine's
-        ``decode_grid_into``: Python plans per dimension and the engine forms, names,
-        reads and decodes every chunk, a few thousand per call. As for other reads, a
-        read that finds as many chunks missing as stored switches to listing the stored
-        ones (see ``may_list_for``). False, having read nothing, when the engine cannot
-        take the selection or the store does not locate its files."""
+        """Read a basic selection with the engine's grid reads: Python plans per dimension
+        and the engine forms and names every chunk, a few thousand per call, and reads
+        them, from their files (``decode_grid_into``) when the store locates them, else
+        from the values of one ``get_many`` (``decode_grid_values_into``; a ZIP archive
+        gives its stored members' file ranges). As for other reads, a read of files that
+        finds as many chunks missing as stored switches to listing the stored ones (see
+        ``may_list_for``). False, having read nothing, when the engine cannot take the
+        selection, or when values Python fetches are of shards (``read_sharded`` reads
+        those) or may be missing in great numbers (the general path probes first)."""
         array, target = self.array, self.target
         layout = array._metadata.chunk_key_layout()
         grid = native.grid_pieces(indexer, self.chunk_shape)
@@ -275,11 +278,25 @@ class NativeBatchReader:
             return False
         key_prefix = array._prefix + layout[0]
         separator = layout[1]
-        if self.value_file is None:
-            return self._read_grid_values(indexer, dims, view, key_prefix, separator)
-        native.check_grid_directories(self.value_file, key_prefix, separator,
-                                      [[piece[0] for piece in dim] for dim in dims])
-        may_list = may_list_for(array, indexer)
+        store = array._store
+        read_box: Callable[..., tuple[int, list[list[int]]]]  # (batch, threads=)
+        if self.value_file is not None:
+            native.check_grid_directories(self.value_file, key_prefix, separator,
+                                          [[piece[0] for piece in dim] for dim in dims])
+            may_list = may_list_for(array, indexer)
+            root = store.files_root  # type: ignore[attr-defined]
+            read_box = functools.partial(native.decode_grid_into, self.chain, view,
+                                         root=root, key_prefix=key_prefix,
+                                         separator=separator)
+        elif self.chain.sharded or may_list_for(array, indexer):
+            return False
+        else:
+            may_list = False
+            fetch = (store.get_many if self.value_range is None
+                     else functools.partial(value_sources, store, self.value_range))
+            read_box = functools.partial(native.decode_grid_values_into, self.chain, view,
+                                         fetch=fetch, key_prefix=key_prefix,
+                                         separator=separator)
         per_row = math.prod(len(dim) for dim in dims[1:])
         rows = max(1, PLAN_BATCH // per_row)
         chunk_bytes = math.prod(self.chunk_shape) * array._storage_dtype.itemsize
@@ -292,53 +309,11 @@ class NativeBatchReader:
             count = len(batch[0]) * per_row
             threads = config.threads if count * chunk_bytes >= INLINE_WORK_BYTES else 1
             with native.errors_named(f"array {array.name!r} chunk"):
-                absent, deferred = native.decode_grid_into(
-                    self.chain, view, batch, array._store.files_root,  # type: ignore[attr-defined]
-                    key_prefix, separator, threads)
+                absent, deferred = read_box(batch, threads=threads)
             if deferred:  # chunk files that are links: read through the store
                 self.fallback(list(indexer.projections_for([tuple(c) for c in deferred])))
             found += count - absent
             missing += absent
-        return True
-
-    def _read_grid_values(self, indexer: Any, dims: native.GridDims,
-                          view: np.ndarray[Any, Any], key_prefix: str, separator: str
-                          ) -> bool:
-        """``read_grid`` from a store whose values Python fetches (memory, ZIP, remote):
-        the chunks' keys and selections come from the per-dimension plan, without a
-        projection per chunk (S10's ``a[::7]`` over 32 chunks of a MemoryStore: 140 ->
-        72 us a call outside the engine). A read that may switch to listing the stored
-        chunks (a sparse array), or of shards (their reads go by ``read_sharded``), is
-        left to the general path: False, having read nothing."""
-        array = self.array
-        if self.chain.sharded or may_list_for(array, indexer):
-            return False
-        store = array._store
-        named = [[(index, str(index), chunk_part, out_part)
-                  for index, chunk_part, out_part in dim] for dim in dims]
-        chunk_bytes = math.prod(self.chunk_shape) * array._storage_dtype.itemsize
-        combinations = itertools.product(*named)
-        while batch := list(itertools.islice(combinations, PLAN_BATCH)):
-            plans = [tuple(zip(*combination, strict=True)) for combination in batch]
-            keys = [key_prefix + separator.join(plan[1]) for plan in plans]
-            values = (store.get_many(keys) if self.value_range is None
-                      else value_sources(store, self.value_range, keys))
-            tasks = []
-            placed = []
-            for key, plan, data in zip(keys, plans, values, strict=True):
-                if data is None:
-                    view[tuple(slice(*part) for part in plan[3])] = array._fill
-                    continue
-                tasks.append((key, data, plan[2], plan[3]))
-                placed.append(plan[0])
-            if not tasks:
-                continue
-            threads = (config.threads if len(tasks) * chunk_bytes >= INLINE_WORK_BYTES
-                       else 1)
-            with native.errors_named(f"array {array.name!r} chunk"):
-                _, deferred = native.decode_into(self.chain, view, tasks, threads)
-            if deferred:
-                self.fallback(list(indexer.projections_for([placed[i] for i in deferred])))
         return True
 
     def read_points(self, indexer: Any) -> bool:
