@@ -398,6 +398,23 @@ def test_large_reads_of_raw_chunks_from_memory_match_numpy(order: str) -> None:
                 np.testing.assert_array_equal(a[selection], data[selection])
 
 
+@pytest.mark.parametrize("place", ["memory", "directory"])
+def test_chunk_indices_beyond_63_bits_are_read_as_python_reads_them(
+        place: str, tmp_path: Any) -> None:
+    """A dimension of more than 2**63 elements has chunk indices the engine does not hold:
+    its basic selections take the Python path, with the same values on either engine."""
+    store = MemoryStore() if place == "memory" else DirectoryStore(tmp_path / "a")
+    a = zk.create_array(store, shape=(2**64 + 3, 2), chunks=(1, 2), dtype="<i4",
+                        fill_value=-1)
+    a[2**64 + 1] = [4, 5]
+    a[3] = [6, 7]
+    for engine in ("auto", "python"):
+        with zk.config.set(engine=engine):
+            assert a[2**64:].tolist() == [[-1, -1], [4, 5], [-1, -1]]
+            assert a[-2].tolist() == [4, 5]
+            assert a[2:4, 1].tolist() == [-1, 7]
+
+
 def test_a_basic_read_from_memory_fetches_its_chunks_in_one_call(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine names a basic selection's chunks itself and reads them in one call

@@ -139,6 +139,9 @@ def selection_triples(selection: tuple[Any, ...], shape: tuple[int, ...]
 # A dimension along which a selection touches more chunks than this is left to the Python
 # path, which makes its pieces on demand instead of holding them.
 _GRID_PIECES = 1 << 16
+# The engine holds chunk indices and positions in 63 bits: a plan with larger ones (an
+# array dimension beyond 2**63 elements) is left to the Python path, whose integers grow.
+_ENGINE_INDEX_MAX = 2**63 - 1
 
 Triple = tuple[int, int, int]
 GridDims = list[list[tuple[int, Triple, Triple]]]
@@ -150,7 +153,8 @@ def grid_pieces(indexer: Any, chunk_shape: tuple[int, ...]
     dimension, ``(chunk index, chunk selection, output selection)`` of each chunk it
     touches, and the output's shape with a length-1 axis where an integer drops one.
     None when the engine cannot take the plan: another kind of selection, a negative
-    step, no element, a dimension of more than 65,536 chunks, or no dimensions.
+    step, no element, a dimension of more than 65,536 chunks, a chunk index or length
+    beyond 2**63 - 1, or no dimensions.
 
     >>> from zarrkit.indexing import basic_indexer
     >>> (rows, columns), shape = grid_pieces(basic_indexer((1, slice(1, None)), (4, 4),
@@ -158,6 +162,8 @@ def grid_pieces(indexer: Any, chunk_shape: tuple[int, ...]
     >>> rows, columns, shape
     ([(0, (1, 2, 1), (0, 1, 1))], [(0, (1, 2, 1), (0, 1, 1)), (1, (0, 2, 1), (1, 3, 1))], (1, 3))
     >>> grid_pieces(basic_indexer(slice(None, None, -1), (4,), (2,)), (2,)) is None
+    True
+    >>> grid_pieces(basic_indexer(-1, (2**64 + 3,), (1,)), (1,)) is None
     True
     """
     from zarrkit.indexing.basic import BasicIndexer
@@ -167,7 +173,8 @@ def grid_pieces(indexer: Any, chunk_shape: tuple[int, ...]
     dims: GridDims = []
     shape: list[int] = []
     for pieces, chunk_len in zip(indexer.dim_pieces(), chunk_shape, strict=True):
-        if type(chunk_len) is not int or not 0 < len(pieces) <= _GRID_PIECES:
+        if (type(chunk_len) is not int or chunk_len > _ENGINE_INDEX_MAX
+                or not 0 < len(pieces) <= _GRID_PIECES or pieces[-1][0] > _ENGINE_INDEX_MAX):
             return None
         dim: list[tuple[int, Triple, Triple]] = []
         for index, chunk_part, out_part, _ in pieces:
