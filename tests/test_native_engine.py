@@ -1069,5 +1069,7 @@ def test_grid_values_are_fetched_once_by_name_and_missing_ones_filled() -> None:
                                       "name": "sharding_indexed", "configuration": {
                                           "chunk_shape": [2, 2], "codecs": [BYTES],
                                           "index_codecs": [BYTES]}}]}), bytes(2))
+    asked.clear()
     with pytest.raises(ValueError, match="sharded"):
         E.decode_grid_values_into(sharded, out, [rows, columns], fetch, "p/", ".", 1)
+    assert asked == []  # refused before anything is fetched

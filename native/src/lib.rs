@@ -360,6 +360,9 @@ fn decode_grid_values_into(
 ) -> PyResult<(usize, Vec<Vec<usize>>)> {
     let mut keep = Keep::default();
     let out = out_array(out, chain.inner.itemsize, &mut keep)?;
+    if !matches!(chain.inner.kind, chain::Kind::Plain(_)) {
+        return Err(PyValueError::new_err("a sharded chain: its values are read by shard"));
+    }
     let parsed = grid_dims(dims)?;
     let names = grid::ChunkKeys { prefix: key_prefix, separator };
     let chunks = grid::box_chunks(&parsed, &names).map_err(to_py)?;
