@@ -115,12 +115,12 @@ fn plain(
     threads: usize,
 ) -> Result<GridResult, TaskError> {
     let chunks = box_chunks(dims, &files.keys)?;
-    let tasks: Vec<Task> = chunks.keys.iter().zip(chunks.sels).map(|(key, (chunk_sel, out_sel))| Task {
-        source: files.source(key),
-        key: key.clone(),
-        chunk_sel,
-        out_sel,
-    }).collect();
+    let tasks: Vec<Task> = chunks
+        .keys
+        .into_iter()
+        .zip(chunks.sels)
+        .map(|(key, (chunk_sel, out_sel))| Task { source: files.source(&key), key, chunk_sel, out_sel })
+        .collect();
     let outcomes = engine::decode_into(chain, out, &tasks, threads)?;
     Ok(summarize(outcomes.into_iter().zip(chunks.coords)))
 }
@@ -165,9 +165,7 @@ pub fn decode_values_into(
     values: Vec<Option<Source>>,
     threads: usize,
 ) -> Result<GridResult, TaskError> {
-    if !matches!(chain.kind, Kind::Plain(_)) {
-        return Err(TaskError::Value("a sharded chain: its values are read by shard".into()));
-    }
+    // A sharded chain is refused by the caller before it fetches, and by decode_into.
     if values.len() != chunks.keys.len() {
         return Err(TaskError::Value(format!(
             "{} values for {} chunks",
