@@ -157,6 +157,119 @@ def test_both_engines_read_what_numpy_reads(case: tuple[Any, Any], data: st.Data
     assert np.asarray(ours).dtype == np.asarray(reference).dtype
 
 
+@st.composite
+def orthogonal_selections(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """Per dimension, a slice, an integer, or an index array (any order, repeats and
+    negative indices allowed), with at least one array."""
+    parts: list[Any] = []
+    for n in shape:
+        kind = draw(st.sampled_from(["slice", "int", "array", "array"]))
+        if kind == "slice":
+            parts.append(slice(draw(st.none() | st.integers(0, n)),
+                               draw(st.none() | st.integers(0, n)),
+                               draw(st.none() | st.integers(1, 3))))
+        elif kind == "int":
+            parts.append(draw(st.integers(-n, n - 1)))
+        else:
+            parts.append(np.array(draw(st.lists(st.integers(-n, n - 1), min_size=1,
+                                                max_size=2 * n + 2)), dtype=np.intp))
+    if not any(isinstance(part, np.ndarray) for part in parts):
+        parts[0] = np.array([draw(st.integers(-shape[0], shape[0] - 1))], dtype=np.intp)
+    return tuple(parts)
+
+
+def numpy_oindex(data: np.ndarray[Any, Any], selection: tuple[Any, ...]) -> Any:
+    """numpy's outer indexing, axis by axis (an integer drops its axis)."""
+    axis = 0
+    for part in selection:
+        if isinstance(part, slice):
+            data = data[(slice(None),) * axis + (part,)]
+            axis += 1
+        else:
+            data = np.take(data, part, axis=axis)
+            axis += not isinstance(part, int)
+    return data
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=arrays(), data=st.data(), threads=st.sampled_from([1, 2]), place=PLACES)
+def test_both_engines_read_orthogonal_selections_as_numpy(
+        case: tuple[Any, Any], data: st.DataObject, threads: int, place: str,
+        tmp_path_factory: Any) -> None:
+    """``oindex`` selections with index arrays go to the engine's grid reads (a chunk
+    an array meets in several runs decoded once for all of them); the Python path and
+    numpy agree, from every kind of store."""
+    a, expected = case
+    a = placed(a, place, tmp_path_factory, data)
+    selection = data.draw(orthogonal_selections(expected.shape), label="selection")
+    with zk.config.set(threads=threads, engine="auto"):
+        ours = a.oindex[selection]
+        with zk.config.set(engine="python"):
+            reference = a.oindex[selection]
+    np.testing.assert_array_equal(np.asarray(reference), numpy_oindex(expected, selection))
+    assert np.asarray(ours).tobytes() == np.asarray(reference).tobytes()
+
+
+@pytest.mark.parametrize("compressors", [None, "auto"])
+def test_an_orthogonal_read_decodes_each_chunk_once(
+        monkeypatch: pytest.MonkeyPatch, compressors: Any) -> None:
+    """S10's ``oindex``: rows that fall into one chunk in four runs, and columns in two
+    chunks, go to one engine call, which is asked for each chunk's value once."""
+    data = np.arange(40 * 4 * 10, dtype="<f8").reshape(40, 4, 10)
+    a = zk.create_array(MemoryStore(), shape=data.shape, chunks=(10, 1, 5), dtype="<f8",
+                        compressors=compressors, fill_value=-1)
+    a[:30] = data[:30]  # rows 30 and on are in chunks not stored
+    expected = data.copy()
+    expected[30:] = -1
+    asked: list[list[str]] = []
+    real_get_many = MemoryStore.get_many
+
+    def get_many(store: MemoryStore, keys: Any) -> Any:
+        asked.append(list(keys))
+        return real_get_many(store, keys)
+
+    monkeypatch.setattr(MemoryStore, "get_many", get_many)
+    monkeypatch.setattr(read_engine, "python_batch_reader",
+                        lambda *_: pytest.fail("read by the Python path"))
+    rows = np.array([0, 3, 4, 9, 2, 35])
+    columns = np.array([0, 5, 9, 6])
+    with zk.config.set(engine="auto"):
+        ours = a.oindex[rows, :, columns]
+    np.testing.assert_array_equal(ours, numpy_oindex(expected, (rows, slice(None), columns)))
+    assert len(asked) == 1
+    assert sorted(asked[0]) == sorted(set(asked[0]))
+    assert len(asked[0]) == 2 * 4 * 2
+
+
+def test_points_from_memory_are_read_by_the_engine_in_one_fetch(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many points from a store whose values Python fetches: the engine groups them by
+    chunk and asks for each chunk touched once, in one ``get_many``; points in chunks not
+    stored get the fill value."""
+    data = np.arange(30 * 20, dtype="<i4").reshape(30, 20)
+    a = zk.create_array(MemoryStore(), shape=data.shape, chunks=(7, 6), dtype="<i4",
+                        fill_value=-5, compressors=[{"name": "zstd"}])
+    a[:14] = data[:14]
+    expected = data.copy()
+    expected[14:] = -5
+    rng = np.random.default_rng(5)
+    points = (rng.integers(0, 30, 200), rng.integers(0, 20, 200))
+    asked: list[list[str]] = []
+    real_get_many = MemoryStore.get_many
+
+    def get_many(store: MemoryStore, keys: Any) -> Any:
+        asked.append(list(keys))
+        return real_get_many(store, keys)
+
+    monkeypatch.setattr(MemoryStore, "get_many", get_many)
+    with zk.config.set(engine="auto"):
+        ours = a.vindex[points]
+    np.testing.assert_array_equal(ours, expected[points])
+    touched = {(int(r) // 7, int(c) // 6) for r, c in zip(*points, strict=True)}
+    assert len(asked) == 1
+    assert sorted(asked[0]) == sorted(f"c/{i}/{j}" for i, j in touched)
+
+
 @pytest.mark.parametrize("zarr_format", [2, 3])
 def test_both_engines_name_a_corrupt_chunk(zarr_format: int) -> None:
     store = MemoryStore()
@@ -237,6 +350,25 @@ def test_both_engines_read_sharded_arrays_as_numpy(case: tuple[Any, Any], data: 
         with zk.config.set(engine="python"):
             reference = a[selection]
     np.testing.assert_array_equal(np.asarray(reference), expected[selection])
+    assert np.asarray(ours).tobytes() == np.asarray(reference).tobytes()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=sharded_arrays(), data=st.data(), threads=st.sampled_from([1, 2]),
+       place=st.sampled_from(["directory", "zip", "memory"]))
+def test_both_engines_read_orthogonal_selections_of_shards_as_numpy(
+        case: tuple[Any, Any], data: st.DataObject, threads: int, place: str,
+        tmp_path_factory: Any) -> None:
+    """From shard files, ``oindex`` selections group their pieces by shard and by inner
+    chunk in the engine; the Python path and numpy agree."""
+    a, expected = case
+    a = placed(a, place, tmp_path_factory, data)
+    selection = data.draw(orthogonal_selections(expected.shape), label="selection")
+    with zk.config.set(threads=threads, engine="auto"):
+        ours = a.oindex[selection]
+        with zk.config.set(engine="python"):
+            reference = a.oindex[selection]
+    np.testing.assert_array_equal(np.asarray(reference), numpy_oindex(expected, selection))
     assert np.asarray(ours).tobytes() == np.asarray(reference).tobytes()
 
 
@@ -446,15 +578,16 @@ def test_a_basic_read_from_memory_fetches_its_chunks_in_one_call(
     assert asked == [[f"c/{i}/{j}" for i in range(4) for j in range(3)]]
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=arrays(), data=st.data(), threads=st.sampled_from([1, 2]))
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=arrays(), data=st.data(), threads=st.sampled_from([1, 2]), place=PLACES)
 def test_both_engines_read_points_as_numpy(case: tuple[Any, Any], data: st.DataObject,
-                                           threads: int, tmp_path_factory: Any) -> None:
-    """Pointwise selections of many points (``vindex`` coordinates, and masks) from a
-    DirectoryStore are read by the engine (grouped and copied in Rust); the Python path
-    and numpy agree."""
+                                           threads: int, place: str,
+                                           tmp_path_factory: Any) -> None:
+    """Pointwise selections of many points (``vindex`` coordinates, and masks) are read
+    by the engine (grouped and copied in Rust), from files or from the values of one
+    fetch; the Python path and numpy agree."""
     a, expected = case
-    a = on_disk(a, tmp_path_factory)
+    a = placed(a, place, tmp_path_factory, data)
     shape = expected.shape
     if data.draw(st.booleans(), label="mask"):
         selection: Any = data.draw(hnp.arrays(np.bool_, shape), label="mask array")

@@ -84,17 +84,30 @@ impl Source {
 
 }
 
-pub struct Task {
-    pub key: String,
-    pub source: Source,
+/// One box a task copies: what it takes of the chunk and where that goes in the output.
+/// A chunk of a basic selection has one; of an orthogonal selection whose index lists fall
+/// into it in several runs, one per combination of those runs (the chunk decoded once).
+#[derive(Debug, Clone)]
+pub struct Region {
     pub chunk_sel: Vec<Dim>,
     pub out_sel: Vec<Dim>,
 }
 
+impl Region {
+    fn is_empty(&self) -> bool {
+        self.chunk_sel.iter().any(|d| d.count == 0)
+    }
+}
+
+pub struct Task {
+    pub key: String,
+    pub source: Source,
+    pub regions: Vec<Region>,
+}
+
 pub struct InnerTask {
     pub coords: Vec<usize>,
-    pub chunk_sel: Vec<Dim>,
-    pub out_sel: Vec<Dim>,
+    pub regions: Vec<Region>,
 }
 
 pub struct ShardTask {
@@ -255,7 +268,14 @@ fn check_sel(sel: &[Dim], shape: &[usize]) -> bool {
     sel.len() == shape.len() && sel.iter().zip(shape).all(|(d, &n)| d.within(n))
 }
 
-fn check_task(
+fn check_task(key: &str, plain: &Plain, regions: &[Region], out: &OutArray) -> Result<(), TaskError> {
+    for r in regions {
+        check_region(key, plain, &r.chunk_sel, out, &r.out_sel)?;
+    }
+    Ok(())
+}
+
+fn check_region(
     key: &str,
     plain: &Plain,
     chunk_sel: &[Dim],
@@ -286,15 +306,24 @@ fn decode_scatter(
     what: &str,
     plain: &Plain,
     data: &[u8],
-    chunk_sel: &[Dim],
+    regions: &[Region],
     out: &OutArray,
-    out_sel: &[Dim],
 ) -> Result<(), TaskError> {
     plain
         .with_decoded(data, |decoded| {
-            strided::scatter(decoded, &plain.strides, chunk_sel, out, out_sel, plain.swap)
+            regions.iter().try_for_each(|r| {
+                strided::scatter(decoded, &plain.strides, &r.chunk_sel, out, &r.out_sel, plain.swap)
+            })
         })
         .map_err(|e| TaskError::Decode(format!("{what}: {e}")))?
+        .map_err(|e| TaskError::Value(format!("{what}: {e}")))
+}
+
+/// Fill every region's part of `out` with the fill value (its chunk is not stored).
+fn fill_regions(chain: &Chain, out: &OutArray, regions: &[Region], what: &str) -> Result<(), TaskError> {
+    regions
+        .iter()
+        .try_for_each(|r| strided::fill(&chain.fill, out, &r.out_sel))
         .map_err(|e| TaskError::Value(format!("{what}: {e}")))
 }
 
@@ -311,21 +340,20 @@ pub fn decode_into(
         return Err(TaskError::Value("a sharded chain: use decode_shards_into".into()));
     };
     for t in tasks {
-        check_task(&t.key, plain, &t.chunk_sel, out, &t.out_sel)?;
+        check_task(&t.key, plain, &t.regions, out)?;
     }
     run(tasks.len(), threads, |i| {
         let t = &tasks[i];
-        if t.chunk_sel.iter().any(|d| d.count == 0) {
+        if t.regions.iter().all(Region::is_empty) {
             return Ok(Outcome::Read);
         }
         match fetch(&t.key, &t.source)? {
             Ok(data) => {
-                decode_scatter(&t.key, plain, &data, &t.chunk_sel, out, &t.out_sel)?;
+                decode_scatter(&t.key, plain, &data, &t.regions, out)?;
                 Ok(Outcome::Read)
             }
             Err(Outcome::Missing) => {
-                strided::fill(&chain.fill, out, &t.out_sel)
-                    .map_err(|e| TaskError::Value(format!("{}: {e}", t.key)))?;
+                fill_regions(chain, out, &t.regions, &t.key)?;
                 Ok(Outcome::Missing)
             }
             Err(other) => Ok(other),
@@ -446,7 +474,7 @@ pub fn decode_shards_into(
                     coords_repr(&sh.chunks_per_shard)
                 )));
             }
-            check_task(&t.key, &sh.inner, &it.chunk_sel, out, &it.out_sel)?;
+            check_task(&t.key, &sh.inner, &it.regions, out)?;
         }
     }
     // Phase 1: every shard's index (in parallel: each is one read and a checksum).
@@ -476,10 +504,9 @@ pub fn decode_shards_into(
         let task = &tasks[job.shard];
         let it = job.inner;
         let Some((o, n)) = job.range else {
-            return strided::fill(&chain.fill, out, &it.out_sel)
-                .map_err(|e| TaskError::Value(format!("{}: {e}", task.key)));
+            return fill_regions(chain, out, &it.regions, &task.key);
         };
-        if it.chunk_sel.iter().any(|d| d.count == 0) {
+        if it.regions.iter().all(Region::is_empty) {
             return Ok(());
         }
         let what = format!("{} inner chunk {}", task.key, coords_repr(&it.coords));
@@ -491,7 +518,7 @@ pub fn decode_shards_into(
             // In bounds: check_index kept every stored range inside the shard.
             other => Cow::Borrowed(&other.bytes().expect("in memory")[o as usize..(o + n) as usize]),
         };
-        decode_scatter(&what, &sh.inner, &data, &it.chunk_sel, out, &it.out_sel)
+        decode_scatter(&what, &sh.inner, &data, &it.regions, out)
     })?;
     Ok(outcomes)
 }

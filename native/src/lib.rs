@@ -26,9 +26,9 @@ use pyo3::buffer::PyUntypedBuffer;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PySlice, PySliceMethods, PyTuple};
 
-use engine::{InnerTask, Outcome, ShardTask, Source, Task, TaskError};
+use engine::{InnerTask, Outcome, Region, ShardTask, Source, Task, TaskError};
 use strided::{Dim, InArray, OutArray};
 
 create_exception!(
@@ -232,8 +232,10 @@ fn decode_into(
         let key: String = parts[0].extract()?;
         list.push(Task {
             source: source(&parts[1], &mut keep)?,
-            chunk_sel: sel(&parts[2], "chunk_sel")?,
-            out_sel: sel(&parts[3], "out_sel")?,
+            regions: vec![Region {
+                chunk_sel: sel(&parts[2], "chunk_sel")?,
+                out_sel: sel(&parts[3], "out_sel")?,
+            }],
             key,
         });
     }
@@ -270,8 +272,10 @@ fn decode_shards_into(
             })?;
             inner.push(InnerTask {
                 coords,
-                chunk_sel: sel(&e[1], "chunk_sel")?,
-                out_sel: sel(&e[2], "out_sel")?,
+                regions: vec![Region {
+                    chunk_sel: sel(&e[1], "chunk_sel")?,
+                    out_sel: sel(&e[2], "out_sel")?,
+                }],
             });
         }
         list.push(ShardTask { key, source: src, inner });
@@ -295,8 +299,8 @@ fn one_sel(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Dim> {
 
 /// Read the product of per-dimension pieces of a regular chunk grid from files.
 ///
-/// dims: per dimension, a list of (chunk index, chunk_sel, out_sel), in ascending chunk
-/// order; files are `root + key_prefix + indices joined by separator`. Returns (number of
+/// dims: per dimension, a list of (chunk index, chunk part, output part[, anything]), in
+/// ascending chunk order (several pieces of one chunk together); files are `root + key_prefix + indices joined by separator`. Returns (number of
 /// chunks or shards missing, coordinates of those left to the caller).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
@@ -312,7 +316,7 @@ fn decode_grid_into(
 ) -> PyResult<(usize, Vec<Vec<usize>>)> {
     let mut keep = Keep::default();
     let out = out_array(out, chain.inner.itemsize, &mut keep)?;
-    let parsed = grid_dims(dims)?;
+    let parsed = grid_dims(dims, piece_lens(&chain.inner), &out.shape)?;
     let files = grid::Files { root, keys: grid::ChunkKeys { prefix: key_prefix, separator } };
     let c = chain.inner.clone();
     let result = py.detach(|| grid::decode_grid_into(&c, &out, &parsed, &files, threads));
@@ -321,25 +325,76 @@ fn decode_grid_into(
     Ok((r.missing, r.deferred))
 }
 
-/// A grid read's pieces: per dimension, (chunk index, chunk_sel, out_sel) triples.
-fn grid_dims(dims: &Bound<'_, PyList>) -> PyResult<Vec<Vec<grid::Piece>>> {
+/// One side of a grid piece along a dimension of `len` indices: an integer (one index), a
+/// slice with a positive step (a basic plan's own), or a `(start, stop, step)` triple.
+fn piece_part(obj: &Bound<'_, PyAny>, len: usize, what: &str) -> PyResult<Dim> {
+    if let Ok(slice) = obj.cast::<PySlice>() {
+        let length = isize::try_from(len)
+            .map_err(|_| PyValueError::new_err(format!("{what}: a dimension too long")))?;
+        let i = slice.indices(length)?;
+        if i.step < 1 {
+            return Err(PyValueError::new_err(format!("{what}: a slice needs a positive step")));
+        }
+        let count = i.slicelength;
+        return Ok(Dim { start: i.start as usize, step: i.step as usize, count });
+    }
+    if let Ok(index) = obj.extract::<usize>() {
+        return Ok(Dim { start: index, step: 1, count: 1 });
+    }
+    one_sel(obj, what)
+}
+
+/// A grid read's pieces: per dimension, (chunk index, chunk part, output part[, anything])
+/// tuples (a basic plan's pieces as they are), the output part None for an integer's
+/// length-1 axis. `chunk_lens` and `out_shape` bound the slices.
+fn grid_dims(
+    dims: &Bound<'_, PyList>,
+    chunk_lens: &[usize],
+    out_shape: &[usize],
+) -> PyResult<Vec<Vec<grid::Piece>>> {
+    if dims.len() != chunk_lens.len() || dims.len() != out_shape.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} dimensions of pieces for chunks of {} and an output of {}",
+            dims.len(),
+            chunk_lens.len(),
+            out_shape.len()
+        )));
+    }
     let mut parsed = Vec::with_capacity(dims.len());
-    for dim in dims.iter() {
+    for (d, dim) in dims.iter().enumerate() {
         let mut pieces = Vec::new();
         for item in dim.try_iter()? {
             let item = item?;
-            let parts = tuple_items(&item, 3, "a piece")?;
+            let t = item
+                .cast::<PyTuple>()
+                .map_err(|_| PyValueError::new_err("a piece must be a tuple"))?;
+            if t.len() != 3 && t.len() != 4 {
+                return Err(PyValueError::new_err("a piece must be a tuple of 3 or 4 items"));
+            }
+            let out_part = t.get_item(2)?;
             pieces.push(grid::Piece {
-                index: parts[0].extract().map_err(|_| {
+                index: t.get_item(0)?.extract().map_err(|_| {
                     PyValueError::new_err("a chunk index must be a non-negative integer")
                 })?,
-                chunk_sel: one_sel(&parts[1], "chunk_sel")?,
-                out_sel: one_sel(&parts[2], "out_sel")?,
+                chunk_sel: piece_part(&t.get_item(1)?, chunk_lens[d], "chunk_sel")?,
+                out_sel: if out_part.is_none() {
+                    Dim { start: 0, step: 1, count: 1 }
+                } else {
+                    piece_part(&out_part, out_shape[d], "out_sel")?
+                },
             });
         }
         parsed.push(pieces);
     }
     Ok(parsed)
+}
+
+/// The length of a chain's chunks (inner chunks, for a sharded one) along each dimension.
+fn piece_lens(chain: &chain::Chain) -> &[usize] {
+    match &chain.kind {
+        chain::Kind::Plain(p) => &p.shape,
+        chain::Kind::Sharded(sh) => &sh.inner.shape,
+    }
 }
 
 /// A grid read (as ``decode_grid_into``) of a plain chain from a store whose values Python
@@ -363,7 +418,7 @@ fn decode_grid_values_into(
     if !matches!(chain.inner.kind, chain::Kind::Plain(_)) {
         return Err(PyValueError::new_err("a sharded chain: its values are read by shard"));
     }
-    let parsed = grid_dims(dims)?;
+    let parsed = grid_dims(dims, piece_lens(&chain.inner), &out.shape)?;
     let names = grid::ChunkKeys { prefix: key_prefix, separator };
     let chunks = grid::box_chunks(&parsed, &names).map_err(to_py)?;
     let fetched = fetch.call1((PyList::new(py, &chunks.keys)?,))?;
@@ -405,6 +460,50 @@ fn decode_points_into(
     let c = chain.inner.clone();
     let result = py.detach(|| {
         points::decode_points_into(&c, &out, &slices, &array_shape, &files, threads)
+    });
+    drop(keep);
+    let r = result.map_err(to_py)?;
+    Ok((r.missing, r.deferred))
+}
+
+/// Pointwise read (as ``decode_points_into``) from a store whose values Python fetches:
+/// the engine groups the points by chunk, calls ``fetch(keys)`` once for the values of the
+/// chunks they touch (each a buffer, a file or descriptor source, or None when not
+/// stored), and copies every point's item. Returns (chunks missing, chunks deferred: none).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn decode_points_values_into(
+    py: Python<'_>,
+    chain: &PyChain,
+    out: &Bound<'_, PyAny>,
+    coords: Vec<numpy::PyReadonlyArray1<'_, i64>>,
+    array_shape: Vec<usize>,
+    fetch: &Bound<'_, PyAny>,
+    key_prefix: String,
+    separator: String,
+    threads: usize,
+) -> PyResult<(usize, Vec<Vec<usize>>)> {
+    let mut keep = Keep::default();
+    let out = out_array(out, chain.inner.itemsize, &mut keep)?;
+    let slices: Vec<&[i64]> = coords
+        .iter()
+        .map(|a| a.as_slice().map_err(|_| PyValueError::new_err("coordinates must be contiguous")))
+        .collect::<PyResult<_>>()?;
+    let c = chain.inner.clone();
+    let points = py
+        .detach(|| points::group_points(&c, &out, &slices, &array_shape, threads))
+        .map_err(to_py)?;
+    let names = grid::ChunkKeys { prefix: key_prefix, separator };
+    let keys: Vec<String> = points.coords().map(|coords| names.key(coords)).collect();
+    let fetched = fetch.call1((PyList::new(py, &keys)?,))?;
+    let mut values = Vec::with_capacity(keys.len());
+    for value in fetched.try_iter()? {
+        let value = value?;
+        values.push(if value.is_none() { None } else { Some(source(&value, &mut keep)?) });
+    }
+    keep.objects.push(fetched.unbind());
+    let result = py.detach(|| {
+        points::read_points(&c, &out, &slices, &points, &names, values, threads)
     });
     drop(keep);
     let r = result.map_err(to_py)?;
@@ -558,6 +657,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_to_files, m)?)?;
     m.add_function(wrap_pyfunction!(read_files, m)?)?;
     m.add_function(wrap_pyfunction!(decode_points_into, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_points_values_into, m)?)?;
     m.add_function(wrap_pyfunction!(versions, m)?)?;
     m.add_function(wrap_pyfunction!(json_scan, m)?)?;
     m.add_function(wrap_pyfunction!(blosc_zstd_calls, m)?)?;

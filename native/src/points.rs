@@ -6,8 +6,8 @@
 use rayon::prelude::*;
 
 use crate::chain::{Chain, Kind};
-use crate::engine::{Outcome, TaskError};
-use crate::grid::{summarize, Files, GridResult};
+use crate::engine::{Outcome, Source, TaskError};
+use crate::grid::{summarize, ChunkKeys, Files, GridResult};
 use crate::strided::OutArray;
 
 /// One run of consecutive points in the same chunk.
@@ -40,18 +40,33 @@ fn runs_of(
     runs
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn decode_points_into(
+/// The points of a pointwise read grouped by chunk: each chunk touched (C order of the
+/// grid) with its runs of points.
+pub struct PointChunks {
+    runs: Vec<Run>,
+    /// Each chunk's coordinates and the range of its runs in `runs`.
+    chunks: Vec<(Vec<usize>, std::ops::Range<usize>)>,
+}
+
+impl PointChunks {
+    /// Each chunk's coordinates, in the order of the reads.
+    pub fn coords(&self) -> impl Iterator<Item = &Vec<usize>> {
+        self.chunks.iter().map(|(c, _)| c)
+    }
+}
+
+/// Check the points (`coords`: one array per dimension, as many points as the 1-d `out`
+/// has items) against `array_shape` and group them by chunk.
+pub fn group_points(
     chain: &Chain,
     out: &OutArray,
     coords: &[&[i64]],
     array_shape: &[usize],
-    files: &Files,
     threads: usize,
-) -> Result<GridResult, TaskError> {
-    let Kind::Plain(plain) = &chain.kind else {
+) -> Result<PointChunks, TaskError> {
+    if !matches!(chain.kind, Kind::Plain(_)) {
         return Err(TaskError::Value("points of a sharded chain are not supported".into()));
-    };
+    }
     let ndim = chain.chunk_shape.len();
     let n = out.shape.iter().product::<usize>();
     if coords.len() != ndim || array_shape.len() != ndim || out.shape.len() != 1 {
@@ -89,26 +104,55 @@ pub fn decode_points_into(
     })?;
     let mut runs: Vec<Run> = parts.into_iter().flatten().collect();
     runs.par_sort_by_key(|r| (r.chunk, r.start));
-    let mut chunks: Vec<(u64, std::ops::Range<usize>)> = Vec::new();
+    let mut chunks: Vec<(Vec<usize>, std::ops::Range<usize>)> = Vec::new();
+    let mut last_id = None;
     for (j, r) in runs.iter().enumerate() {
         match chunks.last_mut() {
-            Some((id, range)) if *id == r.chunk => range.end = j + 1,
-            _ => chunks.push((r.chunk, j..j + 1)),
+            Some((_, range)) if last_id == Some(r.chunk) => range.end = j + 1,
+            _ => {
+                let mut rest = r.chunk;
+                let mut chunk_coords = vec![0usize; ndim];
+                for d in (0..ndim).rev() {
+                    chunk_coords[d] = (rest % grid[d]) as usize;
+                    rest /= grid[d];
+                }
+                chunks.push((chunk_coords, j..j + 1));
+                last_id = Some(r.chunk);
+            }
         }
     }
-    let outcomes = crate::engine::run(chunks.len(), threads, |k| {
-        let (id, range) = &chunks[k];
-        let mut rest = *id;
-        let mut chunk_coords = vec![0usize; ndim];
-        for d in (0..ndim).rev() {
-            chunk_coords[d] = (rest % grid[d]) as usize;
-            rest /= grid[d];
-        }
-        let key = files.key(&chunk_coords);
+    Ok(PointChunks { runs, chunks })
+}
+
+/// Read the chunks of `points` (from `group_points`) from their `sources` (one per chunk,
+/// None when not stored: its points get the fill value, as for a missing file) and copy
+/// each point's item into `out`.
+pub fn read_points(
+    chain: &Chain,
+    out: &OutArray,
+    coords: &[&[i64]],
+    points: &PointChunks,
+    keys: &ChunkKeys,
+    sources: Vec<Option<Source>>,
+    threads: usize,
+) -> Result<GridResult, TaskError> {
+    let Kind::Plain(plain) = &chain.kind else {
+        return Err(TaskError::Value("points of a sharded chain are not supported".into()));
+    };
+    if sources.len() != points.chunks.len() {
+        return Err(TaskError::Value(format!(
+            "{} values for {} chunks",
+            sources.len(),
+            points.chunks.len()
+        )));
+    }
+    let outcomes = crate::engine::run(points.chunks.len(), threads, |k| {
+        let (chunk_coords, range) = &points.chunks[k];
+        let key = keys.key(chunk_coords);
         let origin: Vec<i64> =
             chunk_coords.iter().zip(&chain.chunk_shape).map(|(&c, &s)| (c * s) as i64).collect();
         let put = |source: &[u8]| -> Result<(), String> {
-            for r in &runs[range.clone()] {
+            for r in &points.runs[range.clone()] {
                 for i in r.start..r.end {
                     let offset: usize = coords
                         .iter()
@@ -121,26 +165,44 @@ pub fn decode_points_into(
             }
             Ok(())
         };
-        match crate::engine::fetch(&key, &files.source(&key))? {
+        let fetched = match &sources[k] {
+            Some(source) => crate::engine::fetch(&key, source)?,
+            None => Err(Outcome::Missing),
+        };
+        let outcome = match fetched {
             Ok(data) => {
                 plain
                     .with_decoded(&data, |decoded| put(decoded))
                     .map_err(|e| TaskError::Decode(format!("{key}: {e}")))?
                     .map_err(|e| TaskError::Value(format!("{key}: {e}")))?;
-                Ok((Outcome::Read, chunk_coords))
+                Outcome::Read
             }
             Err(Outcome::Missing) => {
-                let fill: Vec<u8> = chain.fill.clone();
-                for r in &runs[range.clone()] {
+                for r in &points.runs[range.clone()] {
                     for i in r.start..r.end {
-                        out.put_item(i, &fill, 0, 0)
+                        out.put_item(i, &chain.fill, 0, 0)
                             .map_err(|e| TaskError::Value(format!("{key}: {e}")))?;
                     }
                 }
-                Ok((Outcome::Missing, chunk_coords))
+                Outcome::Missing
             }
-            Err(other) => Ok((other, chunk_coords)),
-        }
+            Err(other) => other,
+        };
+        Ok((outcome, chunk_coords.clone()))
     })?;
     Ok(summarize(outcomes))
+}
+
+/// A pointwise read from chunk files: `group_points`, then `read_points` of their files.
+pub fn decode_points_into(
+    chain: &Chain,
+    out: &OutArray,
+    coords: &[&[i64]],
+    array_shape: &[usize],
+    files: &Files,
+    threads: usize,
+) -> Result<GridResult, TaskError> {
+    let points = group_points(chain, out, coords, array_shape, threads)?;
+    let sources = points.coords().map(|c| Some(files.source(&files.key(c)))).collect();
+    read_points(chain, out, coords, &points, &files.keys, sources, threads)
 }

@@ -84,22 +84,26 @@ def decode_shards_into(
 def decode_grid_into(
     chain: Chain,
     out: np.ndarray,
-    dims: Sequence[Sequence[tuple[int, tuple[int, int, int], tuple[int, int, int]]]],
+    dims: Sequence[Sequence[tuple[Any, ...]]],
     root: str,
     key_prefix: str,
     separator: str,
     threads: int,
 ) -> tuple[int, list[list[int]]]:
     """Read every chunk (shard, for a sharding chain) of the product of ``dims``: per
-    dimension, ``(chunk index, chunk_sel, out_sel)`` in ascending chunk order (indices of
-    inner chunks for a sharding chain). A chunk's key is ``key_prefix`` then its indices
-    joined by ``separator``, its file ``root + key``. Returns (how many chunks or shards
-    were missing, the coordinates of those deferred)."""
+    dimension, pieces ``(chunk index, chunk part, output part[, ignored])`` in ascending
+    chunk order (indices of inner chunks for a sharding chain), each part an int, a slice
+    with a positive step or a ``(start, stop, step)`` triple, an output part None for an
+    axis of length 1. Several pieces of one chunk (together) are copied from one decode:
+    the regions of a chunk are every combination of its pieces. A chunk's key is
+    ``key_prefix`` then its indices joined by ``separator``, its file ``root + key``.
+    Returns (how many chunks or shards were missing, the coordinates of those
+    deferred)."""
 
 def decode_grid_values_into(
     chain: Chain,
     out: np.ndarray,
-    dims: Sequence[Sequence[tuple[int, tuple[int, int, int], tuple[int, int, int]]]],
+    dims: Sequence[Sequence[tuple[Any, ...]]],
     fetch: Callable[[list[str]], Sequence[Any]],
     key_prefix: str,
     separator: str,
@@ -146,6 +150,21 @@ def decode_points_into(
     points in output order, each inside ``array_shape``; ``out`` is 1-d. Chunks are named
     and read as by ``decode_grid_into``, each once. Returns (how many chunks were
     missing, the coordinates of those deferred)."""
+
+def decode_points_values_into(
+    chain: Chain,
+    out: np.ndarray,
+    coords: Sequence[np.ndarray],
+    array_shape: list[int],
+    fetch: Callable[[list[str]], Sequence[Any]],
+    key_prefix: str,
+    separator: str,
+    threads: int,
+) -> tuple[int, list[list[int]]]:
+    """``decode_points_into`` from a store whose values Python fetches: the keys of the
+    chunks the points touch go to one ``fetch(keys)`` call, whose values (as for
+    ``decode_grid_values_into``) are read. Returns (how many chunks were missing, an
+    empty list)."""
 
 def read_files(paths: list[str], threads: int) -> list[bytes | None | bool]:
     """The whole of each file, read in parallel: None for a missing file (or a

@@ -17,6 +17,9 @@ A chain is described by a JSON document (see ``_engine.pyi``):
 True
 >>> if chain is not None:
 ...     import numpy as np
+
+from zarrkit.indexing.basic import BasicIndexer
+from zarrkit.indexing.orthogonal import OrthogonalIndexer
 ...     [data] = encode_batch(chain, [np.array([[1, 2], [3, 4]], "<u2")], 1, True)
 ...     out = np.zeros((2, 3), "<u2")
 ...     missing, deferred = decode_into(chain, out, [("c/0/0", data, ((0, 2, 1), (0, 2, 1)),
@@ -39,7 +42,12 @@ import contextlib
 import itertools
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from zarrkit.indexing.basic import BasicIndexer
+from zarrkit.indexing.orthogonal import OrthogonalIndexer
 
 try:
     from zarrkit import _engine
@@ -63,6 +71,7 @@ __all__ = [
     "decode_grid_values_into",
     "read_files",
     "decode_points_into",
+    "decode_points_values_into",
     "encode_batch",
     "encode_to_files",
 ]
@@ -143,51 +152,120 @@ _GRID_PIECES = 1 << 16
 # array dimension beyond 2**63 elements) is left to the Python path, whose integers grow.
 _ENGINE_INDEX_MAX = 2**63 - 1
 
+# An index array's share of a chunk up to this long is split into runs in a Python loop.
+_FEW_RUN_INDICES = 64
+
 Triple = tuple[int, int, int]
-GridDims = list[list[tuple[int, Triple, Triple]]]
+# Per dimension, its pieces: (chunk index, chunk part, output part[, complete]).
+GridDims = list[Any]
 
 
-def grid_pieces(indexer: Any, chunk_shape: tuple[int, ...]
-                ) -> tuple[GridDims, tuple[int, ...]] | None:
-    """The engine's form of a basic selection's plan (for ``decode_grid_into``): per
-    dimension, ``(chunk index, chunk selection, output selection)`` of each chunk it
-    touches, and the output's shape with a length-1 axis where an integer drops one.
-    None when the engine cannot take the plan: another kind of selection, a negative
-    step, no element, a dimension of more than 65,536 chunks, a chunk index or length
-    beyond 2**63 - 1, or no dimensions.
+class GridPlan(NamedTuple):
+    """A selection's plan in the engine's form (see :func:`grid_pieces`)."""
 
-    >>> from zarrkit.indexing import basic_indexer
-    >>> (rows, columns), shape = grid_pieces(basic_indexer((1, slice(1, None)), (4, 4),
-    ...                                                    (2, 2)), (2, 2))
-    >>> rows, columns, shape
-    ([(0, (1, 2, 1), (0, 1, 1))], [(0, (1, 2, 1), (0, 1, 1)), (1, (0, 2, 1), (1, 3, 1))], (1, 3))
+    dims: GridDims
+    shape: tuple[int, ...]
+    # Whether an index array gives some chunk several pieces (runs of its indices).
+    several: bool
+
+
+def grid_pieces(indexer: Any, chunk_shape: tuple[int, ...]) -> GridPlan | None:
+    """The engine's form of a basic or orthogonal selection's plan (for
+    ``decode_grid_into``): per dimension, ``(chunk index, chunk part, output part[,
+    complete])`` of each chunk it touches, in ascending chunk order, each part an integer,
+    a slice or a ``(start, stop, step)`` triple, the output part None for an integer (its
+    axis of length 1 in ``shape``, the output's shape). A basic plan's pieces go as they
+    are; an index array's share of a chunk is given in runs of consecutive indices,
+    several pieces of one chunk when it is not one run (the engine decodes the chunk once
+    for all of them). None when the engine cannot take the plan: another kind of
+    selection, a negative step, no element, a dimension of more than 65,536 pieces, a
+    chunk index or length beyond 2**63 - 1, or no dimensions.
+
+    >>> from zarrkit.indexing import basic_indexer, orthogonal_indexer
+    >>> (rows, columns), shape, several = grid_pieces(basic_indexer((1, slice(1, None)),
+    ...                                                             (4, 4), (2, 2)), (2, 2))
+    >>> rows, columns[1], shape, several
+    ([(0, 1, None, False)], (1, slice(0, 2, None), slice(1, 3, None), True), (1, 3), False)
+    >>> (rows,), shape, several = grid_pieces(orthogonal_indexer(([5, 0, 1, 4, 3],), (6,), (3,)),
+    ...                                       (3,))
+    >>> for piece in rows:
+    ...     print(piece)
+    (0, slice(0, 2, None), slice(1, 3, None), False)
+    (1, (2, 3, 1), (0, 1, 1))
+    (1, (1, 2, 1), (3, 4, 1))
+    (1, (0, 1, 1), (4, 5, 1))
+    >>> several
+    True
     >>> grid_pieces(basic_indexer(slice(None, None, -1), (4,), (2,)), (2,)) is None
     True
     >>> grid_pieces(basic_indexer(-1, (2**64 + 3,), (1,)), (1,)) is None
     True
     """
-    from zarrkit.indexing.basic import BasicIndexer
-
-    if type(indexer) is not BasicIndexer or not chunk_shape:
+    kind = type(indexer)
+    if kind is not BasicIndexer and kind is not OrthogonalIndexer or not chunk_shape:
         return None
     dims: GridDims = []
     shape: list[int] = []
+    out_lengths = iter(indexer.shape)
+    several = False
     for pieces, chunk_len in zip(indexer.dim_pieces(), chunk_shape, strict=True):
         if (type(chunk_len) is not int or chunk_len > _ENGINE_INDEX_MAX
                 or not 0 < len(pieces) <= _GRID_PIECES or pieces[-1][0] > _ENGINE_INDEX_MAX):
             return None
-        dim: list[tuple[int, Triple, Triple]] = []
-        for index, chunk_part, out_part, _ in pieces:
-            if out_part is None:  # an integer: one element, on an axis of length 1
-                dim.append((index, (chunk_part, chunk_part + 1, 1), (0, 1, 1)))
+        chunk_part = pieces[0][1]
+        # Every piece of a slice has its step: a negative one walks the chunks backwards.
+        if type(chunk_part) is slice and chunk_part.step is not None and chunk_part.step < 0:
+            return None
+        shape.append(1 if pieces[0][2] is None else next(out_lengths))
+        if kind is BasicIndexer:
+            dims.append(pieces)
+            continue
+        dim: list[Any] = []
+        for piece in pieces:
+            index, chunk_part, out_part, _ = piece
+            if (out_part is None or type(out_part) is slice) and (
+                    type(chunk_part) is slice or type(chunk_part) is int):
+                dim.append(piece)
                 continue
-            start, stop, step = chunk_part.indices(chunk_len)
-            if step <= 0:
+            runs = _index_runs(index, chunk_part, out_part, chunk_len)
+            several = several or len(runs) > 1
+            dim.extend(runs)
+            if len(dim) > _GRID_PIECES:
                 return None
-            dim.append((index, (start, stop, step), (out_part.start, out_part.stop, 1)))
         dims.append(dim)
-        shape.append(max(piece[2][1] for piece in dim))  # descending for a negative step
-    return dims, tuple(shape)
+    return GridPlan(dims, tuple(shape), several)
+
+
+def _index_runs(index: int, chunk_part: Any, out_part: Any, chunk_len: int
+                ) -> list[tuple[int, Triple, Triple]]:
+    """An index array's share of chunk ``index`` (each side a slice or an index array) as
+    pieces, one per run of indices that go up by one on both sides.
+
+    >>> import numpy as np
+    >>> _index_runs(2, np.array([0, 1, 7, 3]), slice(4, 8), 10)
+    [(2, (0, 2, 1), (4, 6, 1)), (2, (7, 8, 1), (6, 7, 1)), (2, (3, 4, 1), (7, 8, 1))]
+    """
+    inside = (np.arange(*chunk_part.indices(chunk_len)) if type(chunk_part) is slice
+              else np.asarray(chunk_part, dtype=np.int64))
+    outside = (np.arange(*out_part.indices(_ENGINE_INDEX_MAX)) if type(out_part) is slice
+               else np.asarray(out_part, dtype=np.int64))
+    if len(inside) <= _FEW_RUN_INDICES:  # numpy's calls cost more than a loop over a few
+        runs: list[tuple[int, Triple, Triple]] = []
+        first = at = previous = previous_at = -2
+        for value, position in zip(inside.tolist(), outside.tolist(), strict=True):
+            if value != previous + 1 or position != previous_at + 1:
+                if previous >= 0:
+                    runs.append((index, (first, previous + 1, 1), (at, previous_at + 1, 1)))
+                first, at = value, position
+            previous, previous_at = value, position
+        runs.append((index, (first, previous + 1, 1), (at, previous_at + 1, 1)))
+        return runs
+    breaks = np.flatnonzero((np.diff(inside) != 1) | (np.diff(outside) != 1)) + 1
+    starts = np.concatenate(([0], breaks))
+    lengths = np.diff(np.concatenate((starts, [len(inside)])))
+    return [(index, (first, first + length, 1), (at, at + length, 1))
+            for first, at, length in zip(inside[starts].tolist(), outside[starts].tolist(),
+                                         lengths.tolist(), strict=True)]
 
 
 def check_grid_directories(value_file: Any, key_prefix: str, separator: str,
@@ -254,6 +332,7 @@ if _engine is not None:
     decode_grid_values_into = _engine.decode_grid_values_into
     read_files = _engine.read_files
     decode_points_into = _engine.decode_points_into
+    decode_points_values_into = _engine.decode_points_values_into
     encode_batch = _engine.encode_batch
     encode_to_files = _engine.encode_to_files
 else:
@@ -269,7 +348,7 @@ else:
         raise RuntimeError("zarrkit._engine is not built")
 
     decode_into = decode_shards_into = decode_grid_into = decode_points_into = _missing
-    decode_grid_values_into = _missing
+    decode_grid_values_into = decode_points_values_into = _missing
     encode_batch = encode_to_files = read_files = _missing
 
 

@@ -215,8 +215,9 @@ class Array:
     @property
     def _native_copy_chain(self) -> Any:
         """The engine's chain for raw (uncompressed) chunks, which a read only copies: the
-        engine does that in its threads for large reads from stores that hand over bytes
-        (S10's ``a[::7]`` from memory: 32 strided copies); None for other arrays."""
+        engine does that in one call for reads from stores that hand over bytes (S10's
+        ``a[::7]`` from memory: 32 strided copies, in its threads; ``a[0]``: 8 copies of 40
+        bytes, inline), not a Python copy per chunk; None for other arrays."""
         return self._engine_chain() if self._pipeline.is_raw else None
 
     def _engine_chain(self) -> Any:

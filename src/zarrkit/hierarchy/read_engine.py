@@ -146,11 +146,17 @@ def output(array: Array, indexer: Any, out: np.ndarray[Any, Any] | None
 def read(array: Array, indexer: Any, out: np.ndarray[Any, Any] | None = None) -> Any:
     # The output first: one that cannot be allocated fails before any planning.
     result, target = output(array, indexer, out)
-    read_batch = batch_reader(array, target)
-    if isinstance(read_batch, NativeBatchReader) and (
-            read_batch.read_grid(indexer, result) or read_batch.read_points(indexer)):
-        pass
-    elif may_list_for(array, indexer):
+    reader = native_reader(array, target)
+    read_batch: Callable[[Sequence[ChunkProjection]], list[bool]]
+    if reader is not None and (reader.read_grid(indexer, result) or reader.read_points(indexer)):
+        return result[()] if out is None and result.ndim == 0 else result
+    if reader is not None and not (reader.raw and target.nbytes < INLINE_WORK_BYTES):
+        read_batch = reader
+    else:
+        # Small copies of raw chunks that are not a grid: Python's per-chunk copies cost
+        # less than working out, chunk by chunk, which ones the engine could take.
+        read_batch = python_batch_reader(array, target)
+    if may_list_for(array, indexer):
         read_sparse(array, indexer, target, result, read_batch)
     else:
         for batch in plan_batches(indexer, PLAN_BATCH):
@@ -244,20 +250,44 @@ class NativeBatchReader:
     True
     """
 
-    def __init__(self, array: Array, target: np.ndarray[Any, Any], chain: Any,
-                 fallback: Callable[[Sequence[ChunkProjection]], list[bool]]) -> None:
+    def __init__(self, array: Array, target: np.ndarray[Any, Any], chain: Any) -> None:
         self.array = array
         self.target = target
         self.chain = chain
-        self.fallback = fallback
         self.chunk_shape = tuple(chain.chunk_shape)
-        store = array._store
-        self.value_file = store.value_file if offers(store, LocatesFiles) else None  # type: ignore[attr-defined]
-        self.value_range = store.value_range if offers(store, LocatesRanges) else None  # type: ignore[attr-defined]
+        self.raw = array._pipeline.is_raw
+
+    @functools.cached_property
+    def value_file(self) -> Callable[[str], Any] | None:
+        """The store's ``value_file`` when it locates its values' files, else None."""
+        store = self.array._store
+        return store.value_file if offers(store, LocatesFiles) else None  # type: ignore[attr-defined,no-any-return]
+
+    @functools.cached_property
+    def value_range(self) -> Callable[[str], Any] | None:
+        """The store's ``value_range`` when it locates its values in an open file."""
+        store = self.array._store
+        return store.value_range if offers(store, LocatesRanges) else None  # type: ignore[attr-defined,no-any-return]
+
+    @functools.cached_property
+    def fallback(self) -> Callable[[Sequence[ChunkProjection]], list[bool]]:
+        """The Python reader of what the engine leaves (links, selections it cannot
+        address), made when first needed."""
+        return python_batch_reader(self.array, self.target)
+
+    def threads(self, chunks_bytes: int) -> int:
+        """The engine threads for a call that reads chunks of ``chunks_bytes`` decoded:
+        the work is that much decoding, or for uncompressed chunks, at most the target's
+        bytes copied (S10's ``a[0]`` copies 320 bytes out of eight 600 KB chunks: the
+        pool's hand-off took longer than the copies)."""
+        work = min(chunks_bytes, self.target.nbytes) if self.raw else chunks_bytes
+        return config.threads if work >= INLINE_WORK_BYTES else 1
 
     def read_grid(self, indexer: Any, result: np.ndarray[Any, Any]) -> bool:
-        """Read a basic selection with the engine's grid reads: Python plans per dimension
-        and the engine forms and names every chunk, a few thousand per call, and reads
+        """Read a basic or orthogonal selection with the engine's grid reads: Python
+        plans per dimension (an index array's share of a chunk in runs, see
+        ``native.grid_pieces``) and the engine forms and names every chunk, a few
+        thousand per call, and reads
         them, from their files (``decode_grid_into``) when the store locates them, else
         from the values of one ``get_many`` (``decode_grid_values_into``; a ZIP archive
         gives its stored members' file ranges). As for other reads, a read of files that
@@ -265,24 +295,34 @@ class NativeBatchReader:
         ``may_list_for``). False, having read nothing, when the engine cannot take the
         selection, or when values Python fetches are of shards (``read_sharded`` reads
         those) or may be missing in great numbers (the general path probes first)."""
+        plan = native.grid_pieces(indexer, self.chunk_shape)
+        if plan is None:
+            return False
         array, target = self.array, self.target
         layout = array._metadata.chunk_key_layout()
-        grid = native.grid_pieces(indexer, self.chunk_shape)
-        if grid is None or layout is None:
+        if layout is None:
             return False
-        dims, shape = grid
+        dims = plan.dims
         view = target.view()
         try:
-            view.shape = shape  # a view with the integers' axes back (never a copy)
+            view.shape = plan.shape  # a view with the integers' axes back (never a copy)
         except (AttributeError, ValueError):
             return False
         key_prefix = array._prefix + layout[0]
         separator = layout[1]
         store = array._store
+        # Each dimension's chunks, and where each of dimension 0's begins among its pieces
+        # (an index array may give a chunk several pieces; a batch never splits them).
+        chunk_indices = ([list(dict.fromkeys(piece[0] for piece in dim)) for dim in dims]
+                         if plan.several else None)
+        bounds = ([0] + [j for j in range(1, len(dims[0]))
+                         if dims[0][j][0] != dims[0][j - 1][0]] + [len(dims[0])]
+                  if plan.several else range(len(dims[0]) + 1))
         read_box: Callable[..., tuple[int, list[list[int]]]]  # (batch, threads=)
         if self.value_file is not None:
-            native.check_grid_directories(self.value_file, key_prefix, separator,
-                                          [[piece[0] for piece in dim] for dim in dims])
+            native.check_grid_directories(
+                self.value_file, key_prefix, separator,
+                chunk_indices or [[piece[0] for piece in dim] for dim in dims])
             may_list = may_list_for(array, indexer)
             root = store.files_root  # type: ignore[attr-defined]
             read_box = functools.partial(native.decode_grid_into, self.chain, view,
@@ -297,19 +337,19 @@ class NativeBatchReader:
             read_box = functools.partial(native.decode_grid_values_into, self.chain, view,
                                          fetch=fetch, key_prefix=key_prefix,
                                          separator=separator)
-        per_row = math.prod(len(dim) for dim in dims[1:])
+        per_row = math.prod(map(len, (chunk_indices or dims)[1:]))
         rows = max(1, PLAN_BATCH // per_row)
         chunk_bytes = math.prod(self.chunk_shape) * array._storage_dtype.itemsize
         found = missing = 0
-        for start in range(0, len(dims[0]), rows):
+        for first in range(0, len(bounds) - 1, rows):
             if may_list and missing >= max(_PROBE // 2, found):
                 read_listed(array, indexer, target, result, self.fallback)
                 return True
-            batch = [dims[0][start:start + rows], *dims[1:]]
-            count = len(batch[0]) * per_row
-            threads = config.threads if count * chunk_bytes >= INLINE_WORK_BYTES else 1
+            last = min(first + rows, len(bounds) - 1)
+            batch = [dims[0][bounds[first]:bounds[last]], *dims[1:]]
+            count = (last - first) * per_row
             with native.errors_named(f"array {array.name!r} chunk"):
-                absent, deferred = read_box(batch, threads=threads)
+                absent, deferred = read_box(batch, threads=self.threads(count * chunk_bytes))
             if deferred:  # chunk files that are links: read through the store
                 self.fallback(list(indexer.projections_for([tuple(c) for c in deferred])))
             found += count - absent
@@ -317,18 +357,34 @@ class NativeBatchReader:
         return True
 
     def read_points(self, indexer: Any) -> bool:
-        """Read a pointwise selection (``vindex``) of many points from a store that
-        locates its files with the engine's ``decode_points_into``: it groups the points
+        """Read a pointwise selection (``vindex``) with the engine: it groups the points
         by chunk, reads each chunk once and copies every point's item, with no plan made
-        in Python. False, having read nothing, when the engine cannot take it."""
+        in Python; from their files (``decode_points_into``) when the store locates them,
+        else from the values of one ``get_many`` (``decode_points_values_into``). False,
+        having read nothing, when the engine cannot take it (as for ``read_grid``)."""
         points = getattr(indexer, "points", None)
+        if points is None:
+            return False
         array, target = self.array, self.target
         layout = array._metadata.chunk_key_layout()
-        if (points is None or self.value_file is None or layout is None or self.chain.sharded
+        if (layout is None or self.chain.sharded
                 or target.ndim != 1 or not target.flags.c_contiguous):
+            return False
+        if self.value_file is None and may_list_for(array, indexer):
             return False
         coordinates = [np.ascontiguousarray(dim, dtype=np.int64) for dim in points]
         key_prefix, separator = array._prefix + layout[0], layout[1]
+        work = len(coordinates[0]) * array._storage_dtype.itemsize
+        threads = config.threads if work >= _POINTS_IN_POOL else 1
+        store = array._store
+        if self.value_file is None:
+            fetch = (store.get_many if self.value_range is None
+                     else functools.partial(value_sources, store, self.value_range))
+            with native.errors_named(f"array {array.name!r} chunk"):
+                native.decode_points_values_into(
+                    self.chain, target, coordinates, list(array.shape), fetch, key_prefix,
+                    separator, threads)
+            return True
         touched = []
         for dim, chunk_len, dim_len in zip(coordinates, self.chunk_shape, array.shape,
                                            strict=True):
@@ -336,12 +392,10 @@ class NativeBatchReader:
             present[dim // chunk_len] = True
             touched.append(np.flatnonzero(present).tolist())
         native.check_grid_directories(self.value_file, key_prefix, separator, touched)
-        work = len(coordinates[0]) * array._storage_dtype.itemsize
         with native.errors_named(f"array {array.name!r} chunk"):
             _, deferred = native.decode_points_into(
                 self.chain, target, coordinates, list(array.shape),
-                array._store.files_root, key_prefix, separator,  # type: ignore[attr-defined]
-                config.threads if work >= _POINTS_IN_POOL else 1)
+                store.files_root, key_prefix, separator, threads)  # type: ignore[attr-defined]
         if deferred:  # chunk files that are links: read through the store
             self.fallback(list(indexer.projections_for({tuple(c) for c in deferred})))
         return True
@@ -379,8 +433,8 @@ class NativeBatchReader:
                 tasks.append((key, data, chunk_selection, out_selection))
                 stored.append(index)
         if tasks:
-            work = len(tasks) * math.prod(chunk_shape) * array._storage_dtype.itemsize
-            threads = config.threads if work >= INLINE_WORK_BYTES else 1
+            threads = self.threads(
+                len(tasks) * math.prod(chunk_shape) * array._storage_dtype.itemsize)
             with native.errors_named(f"array {array.name!r} chunk"):
                 missing, deferred = native.decode_into(self.chain, target, tasks, threads)
             for index in stored:
@@ -407,18 +461,13 @@ def value_sources(store: Any, value_range: Callable[[str], Any], keys: list[str]
             for key, place in zip(keys, ranges, strict=True)]
 
 
-def batch_reader(array: Array, target: np.ndarray[Any, Any]
-                  ) -> Callable[[Sequence[ChunkProjection]], list[bool]]:
-    """The reader of batches of projections into ``target``: the native engine's when it
-    covers the array's chunks (see :class:`NativeBatchReader`), else the Python one."""
-    python = python_batch_reader(array, target)
+def native_reader(array: Array, target: np.ndarray[Any, Any]) -> NativeBatchReader | None:
+    """The native engine's reader into ``target`` when the engine covers the array's
+    chunks, or copies its raw ones (see :class:`NativeBatchReader`), else None."""
     chain = array._native_chain
-    if chain is None and target.nbytes >= INLINE_WORK_BYTES and not offers(array._store,
-                                                                           ReadsInto):
+    if chain is None and not offers(array._store, ReadsInto):
         chain = array._native_copy_chain
-    if chain is None:
-        return python
-    return NativeBatchReader(array, target, chain, python)
+    return None if chain is None else NativeBatchReader(array, target, chain)
 
 
 def python_batch_reader(array: Array, target: np.ndarray[Any, Any]

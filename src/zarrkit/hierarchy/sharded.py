@@ -286,13 +286,13 @@ def _read_grid_natively(shards: _Shards, chain: Any, indexer: Any,
     (Python plans per dimension, the engine groups inner chunks by shard and reads each
     shard once); the coordinates of the shards it deferred (links), or None when the
     engine cannot take the selection (nothing read)."""
-    grid = native.grid_pieces(indexer, shards.inner_shape)
-    if grid is None or shards.key_layout is None:
+    plan = native.grid_pieces(indexer, shards.inner_shape)
+    if plan is None or shards.key_layout is None:
         return None
-    dims, shape = grid
+    dims = plan.dims
     view = target.view()
     try:
-        view.shape = shape  # the integers' axes back, as a view
+        view.shape = plan.shape  # the integers' axes back, as a view
     except (AttributeError, ValueError):
         return None
     store = shards.store

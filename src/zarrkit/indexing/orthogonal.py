@@ -239,6 +239,17 @@ class OrthogonalIndexer:
         """
         return prod(len(dim_pieces) for dim_pieces in self._lazy_pieces)
 
+    def dim_pieces(self) -> list[DimPieces]:
+        """Per dimension, the pieces of the chunks the selection touches: ``(chunk index,
+        chunk selection, output selection or None for an integer, complete)``, in
+        ascending chunk order; the plan is their product.
+
+        >>> rows, columns = orthogonal_indexer(([3, 0], 1), (4, 4), (2, 2)).dim_pieces()
+        >>> rows[1], columns
+        ((1, slice(1, 2, None), slice(0, 1, None), False), [(0, 1, None, False)])
+        """
+        return self._lazy_pieces
+
     @property
     def _pieces(self) -> list[list[DimPiece]]:
         """Every dimension's pieces, held (iteration indexes them repeatedly)."""
