@@ -148,6 +148,10 @@ def expand_ellipsis(items: tuple[Any, ...], ndim: int) -> tuple[Any, ...]:
     return items[:position] + (_FULL_SLICE,) * (ndim - explicit) + items[position + 1 :]
 
 
+# Index arrays up to this long have their bounds found in a Python loop.
+_FEW_INDICES = 32
+
+
 def normalize_integer_array(
     selection: Any, dim_len: int, *, allow_bool: bool
 ) -> npt.NDArray[np.intp]:
@@ -191,8 +195,11 @@ def normalize_integer_array(
     if kind not in "iu":
         # numpy stores Python ints beyond 64 bits as floats or objects.
         array = _as_python_ints(selection, array)
-    lowest = int(array.min())
-    highest = int(array.max())
+    if array.size <= _FEW_INDICES:  # numpy's reductions cost more than a loop over a few
+        values = array.reshape(-1).tolist()
+        lowest, highest = int(min(values)), int(max(values))
+    else:
+        lowest, highest = int(array.min()), int(array.max())
     if lowest < -dim_len or highest >= dim_len:
         offender = lowest if lowest < -dim_len else highest
         raise BoundsCheckError(
