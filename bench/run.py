@@ -667,6 +667,10 @@ def render(suite: Suite, command: str, elapsed: float) -> tuple[str, str]:
         "shared and noisy: compare ratios, not absolutes.",
         "- The timed region opens (or creates) the array and does the operation; imports "
         "and loading the source data are outside it.",
+        "- S10's calls take microseconds: each process times its 0.3 s of calls in 11 "
+        "blocks and its value is the median block's time per call (a burst of the VM's "
+        "noise moves a block, not the process's value); the row is then the median of "
+        "the processes as for the others.",
         f"- Every library gets {THREADS} threads: `ZARRKIT_THREADS={THREADS}`; zarr-python "
         f"`threading.max_workers={THREADS}` (its executor, where codecs and file I/O run) "
         "with `async.concurrency=10` (its default: in-flight chunk coroutines, not "
