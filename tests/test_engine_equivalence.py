@@ -241,6 +241,36 @@ def test_an_orthogonal_read_decodes_each_chunk_once(
     assert len(asked[0]) == 2 * 4 * 2
 
 
+def test_scattered_index_arrays_in_several_dimensions_take_the_python_path(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Index arrays that break into runs by the hundred in two dimensions of one chunk
+    would have the engine hold a region for each of their 90,000 combinations: the
+    Python path reads them (numpy's indexing), with the same values."""
+    rng = np.random.default_rng(9)
+    data = rng.integers(0, 1000, (300, 300), dtype="<i4")
+    a = zk.create_array(MemoryStore(), shape=data.shape, chunks=(300, 300), dtype="<i4",
+                        compressors=None)
+    a[...] = data
+    rows, columns = rng.permutation(300), rng.permutation(300)
+    monkeypatch.setattr(native, "decode_grid_values_into",
+                        lambda *_, **__: pytest.fail("read by the engine's grid"))
+    with zk.config.set(engine="auto"):
+        np.testing.assert_array_equal(a.oindex[rows, columns], data[np.ix_(rows, columns)])
+        # A few runs each: the engine's.
+        monkeypatch.undo()
+        calls: list[int] = []
+        real = native.decode_grid_values_into
+
+        def read(*args: Any, **kwargs: Any) -> Any:
+            calls.append(1)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(native, "decode_grid_values_into", read)
+        few = np.array([5, 9, 10, 2])
+        np.testing.assert_array_equal(a.oindex[few, few], data[np.ix_(few, few)])
+        assert calls == [1]
+
+
 def test_points_from_memory_are_read_by_the_engine_in_one_fetch(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Many points from a store whose values Python fetches: the engine groups them by

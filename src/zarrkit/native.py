@@ -41,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -152,6 +153,11 @@ _GRID_PIECES = 1 << 16
 # array dimension beyond 2**63 elements) is left to the Python path, whose integers grow.
 _ENGINE_INDEX_MAX = 2**63 - 1
 
+# The engine holds a region (a chunk's box and the output's, ~200 bytes) for every
+# combination of pieces, as many as the product of the dimensions' pieces: index arrays
+# that break into more runs than this (scattered indices in several dimensions) are
+# left to the Python path, whose numpy indexing needs no region per run.
+_GRID_REGIONS = 1 << 16
 # An index array's share of a chunk up to this long is split into runs in a Python loop.
 _FEW_RUN_INDICES = 64
 
@@ -178,8 +184,9 @@ def grid_pieces(indexer: Any, chunk_shape: tuple[int, ...]) -> GridPlan | None:
     are; an index array's share of a chunk is given in runs of consecutive indices,
     several pieces of one chunk when it is not one run (the engine decodes the chunk once
     for all of them). None when the engine cannot take the plan: another kind of
-    selection, a negative step, no element, a dimension of more than 65,536 pieces, a
-    chunk index or length beyond 2**63 - 1, or no dimensions.
+    selection, a negative step, no element, a dimension of more than 65,536 pieces, runs
+    whose combinations number more than 65,536, a chunk index or length beyond
+    2**63 - 1, or no dimensions.
 
     >>> from zarrkit.indexing import basic_indexer, orthogonal_indexer
     >>> (rows, columns), shape, several = grid_pieces(basic_indexer((1, slice(1, None)),
@@ -233,6 +240,8 @@ def grid_pieces(indexer: Any, chunk_shape: tuple[int, ...]) -> GridPlan | None:
             if len(dim) > _GRID_PIECES:
                 return None
         dims.append(dim)
+    if several and math.prod(map(len, dims)) > _GRID_REGIONS:
+        return None
     return GridPlan(dims, tuple(shape), several)
 
 

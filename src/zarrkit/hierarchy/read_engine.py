@@ -287,8 +287,8 @@ class NativeBatchReader:
         """Read a basic or orthogonal selection with the engine's grid reads: Python
         plans per dimension (an index array's share of a chunk in runs, see
         ``native.grid_pieces``) and the engine forms and names every chunk, a few
-        thousand per call, and reads
-        them, from their files (``decode_grid_into``) when the store locates them, else
+        thousand per call, and reads them, from their files (``decode_grid_into``) when
+        the store locates them, else
         from the values of one ``get_many`` (``decode_grid_values_into``; a ZIP archive
         gives its stored members' file ranges). As for other reads, a read of files that
         finds as many chunks missing as stored switches to listing the stored ones (see
