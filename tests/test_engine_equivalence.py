@@ -191,6 +191,19 @@ def numpy_oindex(data: np.ndarray[Any, Any], selection: tuple[Any, ...]) -> Any:
     return data
 
 
+def check_orthogonal_read(a: Any, expected: np.ndarray[Any, Any], data: st.DataObject,
+                          threads: int) -> None:
+    """A drawn ``oindex`` selection of ``a`` reads numpy's values with the Python path,
+    and the same bytes with the engine."""
+    selection = data.draw(orthogonal_selections(expected.shape), label="selection")
+    with zk.config.set(threads=threads, engine="auto"):
+        ours = a.oindex[selection]
+        with zk.config.set(engine="python"):
+            reference = a.oindex[selection]
+    np.testing.assert_array_equal(np.asarray(reference), numpy_oindex(expected, selection))
+    assert np.asarray(ours).tobytes() == np.asarray(reference).tobytes()
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=arrays(), data=st.data(), threads=st.sampled_from([1, 2]), place=PLACES)
 def test_both_engines_read_orthogonal_selections_as_numpy(
@@ -199,15 +212,8 @@ def test_both_engines_read_orthogonal_selections_as_numpy(
     """``oindex`` selections with index arrays go to the engine's grid reads (a chunk
     an array meets in several runs decoded once for all of them); the Python path and
     numpy agree, from every kind of store."""
-    a, expected = case
-    a = placed(a, place, tmp_path_factory, data)
-    selection = data.draw(orthogonal_selections(expected.shape), label="selection")
-    with zk.config.set(threads=threads, engine="auto"):
-        ours = a.oindex[selection]
-        with zk.config.set(engine="python"):
-            reference = a.oindex[selection]
-    np.testing.assert_array_equal(np.asarray(reference), numpy_oindex(expected, selection))
-    assert np.asarray(ours).tobytes() == np.asarray(reference).tobytes()
+    check_orthogonal_read(placed(case[0], place, tmp_path_factory, data), case[1], data,
+                          threads)
 
 
 @pytest.mark.parametrize("compressors", [None, "auto"])
@@ -391,15 +397,8 @@ def test_both_engines_read_orthogonal_selections_of_shards_as_numpy(
         tmp_path_factory: Any) -> None:
     """From shard files, ``oindex`` selections group their pieces by shard and by inner
     chunk in the engine; the Python path and numpy agree."""
-    a, expected = case
-    a = placed(a, place, tmp_path_factory, data)
-    selection = data.draw(orthogonal_selections(expected.shape), label="selection")
-    with zk.config.set(threads=threads, engine="auto"):
-        ours = a.oindex[selection]
-        with zk.config.set(engine="python"):
-            reference = a.oindex[selection]
-    np.testing.assert_array_equal(np.asarray(reference), numpy_oindex(expected, selection))
-    assert np.asarray(ours).tobytes() == np.asarray(reference).tobytes()
+    check_orthogonal_read(placed(case[0], place, tmp_path_factory, data), case[1], data,
+                          threads)
 
 
 def test_a_corrupt_shard_read_whole_is_named() -> None:

@@ -435,6 +435,14 @@ fn decode_grid_values_into(
     Ok((r.missing, r.deferred))
 }
 
+/// The points' coordinate arrays as slices (each must be contiguous).
+fn coordinate_slices<'a>(coords: &'a [numpy::PyReadonlyArray1<'_, i64>]) -> PyResult<Vec<&'a [i64]>> {
+    coords
+        .iter()
+        .map(|a| a.as_slice().map_err(|_| PyValueError::new_err("coordinates must be contiguous")))
+        .collect()
+}
+
 /// Pointwise read (``vindex``) from chunk files: ``coords`` one int64 array per dimension
 /// (the points, in output order), ``out`` 1-d. Returns (chunks missing, chunks deferred).
 #[pyfunction]
@@ -452,10 +460,7 @@ fn decode_points_into(
 ) -> PyResult<(usize, Vec<Vec<usize>>)> {
     let mut keep = Keep::default();
     let out = out_array(out, chain.inner.itemsize, &mut keep)?;
-    let slices: Vec<&[i64]> = coords
-        .iter()
-        .map(|a| a.as_slice().map_err(|_| PyValueError::new_err("coordinates must be contiguous")))
-        .collect::<PyResult<_>>()?;
+    let slices = coordinate_slices(&coords)?;
     let files = grid::Files { root, keys: grid::ChunkKeys { prefix: key_prefix, separator } };
     let c = chain.inner.clone();
     let result = py.detach(|| {
@@ -485,10 +490,7 @@ fn decode_points_values_into(
 ) -> PyResult<(usize, Vec<Vec<usize>>)> {
     let mut keep = Keep::default();
     let out = out_array(out, chain.inner.itemsize, &mut keep)?;
-    let slices: Vec<&[i64]> = coords
-        .iter()
-        .map(|a| a.as_slice().map_err(|_| PyValueError::new_err("coordinates must be contiguous")))
-        .collect::<PyResult<_>>()?;
+    let slices = coordinate_slices(&coords)?;
     let c = chain.inner.clone();
     let points = py
         .detach(|| points::group_points(&c, &out, &slices, &array_shape, threads))
