@@ -191,6 +191,19 @@ def numpy_oindex(data: np.ndarray[Any, Any], selection: tuple[Any, ...]) -> Any:
     return data
 
 
+def record_get_many(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The keys of every ``MemoryStore.get_many`` call from now on, call by call."""
+    asked: list[list[str]] = []
+    real_get_many = MemoryStore.get_many
+
+    def get_many(store: MemoryStore, keys: Any) -> Any:
+        asked.append(list(keys))
+        return real_get_many(store, keys)
+
+    monkeypatch.setattr(MemoryStore, "get_many", get_many)
+    return asked
+
+
 def check_orthogonal_read(a: Any, expected: np.ndarray[Any, Any], data: st.DataObject,
                           threads: int) -> None:
     """A drawn ``oindex`` selection of ``a`` reads numpy's values with the Python path,
@@ -227,14 +240,7 @@ def test_an_orthogonal_read_decodes_each_chunk_once(
     a[:30] = data[:30]  # rows 30 and on are in chunks not stored
     expected = data.copy()
     expected[30:] = -1
-    asked: list[list[str]] = []
-    real_get_many = MemoryStore.get_many
-
-    def get_many(store: MemoryStore, keys: Any) -> Any:
-        asked.append(list(keys))
-        return real_get_many(store, keys)
-
-    monkeypatch.setattr(MemoryStore, "get_many", get_many)
+    asked = record_get_many(monkeypatch)
     monkeypatch.setattr(read_engine, "python_batch_reader",
                         lambda *_: pytest.fail("read by the Python path"))
     rows = np.array([0, 3, 4, 9, 2, 35])
@@ -290,14 +296,7 @@ def test_points_from_memory_are_read_by_the_engine_in_one_fetch(
     expected[14:] = -5
     rng = np.random.default_rng(5)
     points = (rng.integers(0, 30, 200), rng.integers(0, 20, 200))
-    asked: list[list[str]] = []
-    real_get_many = MemoryStore.get_many
-
-    def get_many(store: MemoryStore, keys: Any) -> Any:
-        asked.append(list(keys))
-        return real_get_many(store, keys)
-
-    monkeypatch.setattr(MemoryStore, "get_many", get_many)
+    asked = record_get_many(monkeypatch)
     with zk.config.set(engine="auto"):
         ours = a.vindex[points]
     np.testing.assert_array_equal(ours, expected[points])
@@ -586,19 +585,14 @@ def test_a_basic_read_from_memory_fetches_its_chunks_in_one_call(
     a[:9] = data[:9]  # the last chunk row is not stored
     expected = data.copy()
     expected[9:] = -1
-    asked: list[list[str]] = []
+    asked = record_get_many(monkeypatch)
     calls: list[int] = []
-    real_get_many, real_read = MemoryStore.get_many, native.decode_grid_values_into
-
-    def get_many(store: MemoryStore, keys: Any) -> Any:
-        asked.append(list(keys))
-        return real_get_many(store, keys)
+    real_read = native.decode_grid_values_into
 
     def read(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return real_read(*args, **kwargs)
 
-    monkeypatch.setattr(MemoryStore, "get_many", get_many)
     monkeypatch.setattr(native, "decode_grid_values_into", read)
     monkeypatch.setattr(native, "decode_into", lambda *_: pytest.fail("chunk by chunk"))
     with zk.config.set(engine="auto"):
