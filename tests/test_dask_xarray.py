@@ -272,7 +272,10 @@ def test_xarray_dask_variables_on_a_cluster(client: Any, tmp_path: Path) -> None
         to_zarrkit(ds.chunk({"y": 4}), tmp_path / "c.zarr",
                    encoding={"v": {"chunks": (2, 3), "shards": (4, 6)}})
         opened = xr.open_dataset(tmp_path / "c.zarr", engine="zarrkit", chunks={})
-        assert opened["v"].chunks == ((4, 4), (6,))     # the shards
+        assert opened["v"].chunks == ((2, 2, 2, 2), (3, 3))   # the inner chunks
+        opened = xr.open_dataset(tmp_path / "c.zarr", engine="zarrkit",
+                                 chunks={"y": 4, "x": 6})
+        assert opened["v"].chunks == ((4, 4), (6,))           # the shards
         xr.testing.assert_identical(opened.compute(), ds)
 
 
@@ -387,8 +390,13 @@ def test_open_dataset_of_a_group_and_sharded_arrays(tmp_path: Path, zarr_format:
     expected = open_with_zarr(path, group="sub/level")
     got = xr.open_dataset(path, engine="zarrkit", group="sub/level")
     xr.testing.assert_identical(got.load(), expected)
+    # chunks={}: one block per (inner) chunk, sharded or not, as engine="zarr" prefers.
     chunked = xr.open_dataset(path, engine="zarrkit", group="sub/level", chunks={})
-    assert chunked["v"].chunks == (((4, 4), (6,)) if zarr_format == 3 else ((2,) * 4, (3, 3)))
+    assert chunked["v"].chunks == ((2,) * 4, (3, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert chunked["v"].chunks == xr.open_dataset(path, engine="zarr", group="sub/level",
+                                                      chunks={})["v"].chunks
 
 
 def test_open_dataset_is_lazy(tmp_path: Path) -> None:

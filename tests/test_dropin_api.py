@@ -92,6 +92,19 @@ CALLS = {
     "open_array_w": lambda z, s: z.open_array(s, mode="w", shape=(6,), chunks=(3,),
                                               dtype="i8"),
     "open_shape": lambda z, s: z.open(s, mode="w", shape=(2, 2), dtype="f4"),
+    # zarr-python 3.4: create's mode defaults to None ("a") and it takes data to write.
+    "create_data": lambda z, s: z.create((5,), chunks=2, dtype="i2", store=s,
+                                         data=np.arange(5) * 3),
+    "create_mode_none": lambda z, s: z.create((3,), dtype="u1", store=s, mode=None),
+    # zarr-python 3.4: from_array copies the source's attributes (deeply) and fill value.
+    "from_array_source_attrs": lambda z, s: z.from_array(s, data=z.create_array(
+        {}, shape=(4,), chunks=(2,), dtype="f4", fill_value=-1.5,
+        attributes={"units": "m", "nested": {"k": [1, 2]}})),
+    "from_array_no_attrs": lambda z, s: z.from_array(s, attributes={}, data=z.create_array(
+        {}, shape=(4,), chunks=(2,), dtype="u2", fill_value=7, attributes={"a": 1})),
+    "from_array_v2_fill_none": lambda z, s: z.from_array(
+        s, fill_value=None, zarr_format=2, data=z.create_array(
+            {}, shape=(4,), chunks=(2,), dtype="i4", fill_value=9, zarr_format=2)),
     "group": lambda z, s: z.group(s, attributes={"t": "x"}),
     "create_group_v2": lambda z, s: z.create_group(s, path="a/b", zarr_format=2),
 }
@@ -131,6 +144,61 @@ def test_like_functions_copy_the_source(like: str, zarr_format: int) -> None:
     theirs, ours, theirs_docs, ours_docs = _both(call)
     assert ours_docs == theirs_docs
     np.testing.assert_array_equal(ours[...], theirs[...])
+
+
+@pytest.mark.parametrize("like", ["zeros_like", "ones_like", "empty_like", "full_like",
+                                  "open_like"])
+@pytest.mark.parametrize(("source_format", "zarr_format"), [(2, None), (3, None), (2, 3),
+                                                            (3, 2)])
+def test_like_functions_in_the_source_format_or_the_one_asked(
+        like: str, source_format: int, zarr_format: int | None) -> None:
+    """zarr-python 3.4: the source's format unless ``zarr_format`` asks for the other, and
+    then that format's default codecs (its own mean nothing there)."""
+    def call(z: Any, s: Any) -> Any:
+        src = z.create_array({}, shape=(6,), chunks=(3,), dtype="i2", fill_value=4,
+                             compressors=None, zarr_format=source_format)
+        extra = {"fill_value": 5} if like == "full_like" else {}
+        if like == "open_like":
+            return z.open_like(src, "x", store=s, zarr_format=zarr_format)
+        return getattr(z, like)(src, store=s, zarr_format=zarr_format, **extra)
+
+    theirs, ours, theirs_docs, ours_docs = _both(call)
+    assert ours_docs == theirs_docs
+    assert ours.metadata.zarr_format == theirs.metadata.zarr_format
+    np.testing.assert_array_equal(ours[...], theirs[...])
+
+
+def test_save_takes_storage_options_for_the_store(tmp_path: Any) -> None:
+    """zarr-python 3.4: ``storage_options`` reach the store and are no array to save."""
+    for lib in (zarr, zk):
+        url = f"local://{tmp_path}/{lib.__name__}.zarr"  # an fsspec URL for both
+        lib.save(url, np.arange(3), storage_options={"auto_mkdir": True})
+        node = lib.open(url, mode="r")
+        assert isinstance(node, lib.Array), lib.__name__
+        np.testing.assert_array_equal(node[...], np.arange(3))
+
+
+@pytest.mark.parametrize("opener", ["open_array", "open", "Array.open", "require_array"])
+def test_config_applies_to_an_existing_array(opener: str) -> None:
+    """zarr-python 3.4 applies ``config`` when it opens an existing array, not only when it
+    creates one."""
+    wanted = {"write_empty_chunks": True, "order": "F"}
+    for lib in (zarr, zk):
+        store = lib.storage.MemoryStore()
+        root = lib.create_group(store)
+        root.create_array("a", shape=(4, 4), chunks=(2, 2), dtype="u1", fill_value=0)
+        if opener == "Array.open":
+            alone = lib.storage.MemoryStore()
+            lib.create_array(alone, shape=(4, 4), chunks=(2, 2), dtype="u1", fill_value=0)
+            a = lib.Array.open(alone, config=wanted)
+        elif opener == "require_array":
+            a = root.require_array("a", shape=(4, 4), dtype="u1", config=wanted)
+        else:
+            a = getattr(lib, opener)(store, path="a", mode="r+", config=wanted)
+        assert (a.config.write_empty_chunks, a.config.order) == (True, "F"), lib.__name__
+        a[...] = 0  # all fill: stored anyway, as write_empty_chunks asks
+        assert a.nchunks_initialized == 4, lib.__name__
+        assert a[...].flags.f_contiguous, lib.__name__
 
 
 def test_like_functions_of_numpy_arrays() -> None:

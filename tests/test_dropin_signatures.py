@@ -18,9 +18,20 @@ FUNCTIONS = [
     "save_array", "save_group", "tree", "zeros", "zeros_like", "consolidate_metadata",
     "print_debug_info", "set_log_level", "set_format",
     # Methods and names below the top level.
-    "Group.move", "Group.create_hierarchy", "Array.from_dict", "Array.create",
+    "Group.move", "Group.create_hierarchy", "Group.get_array", "Group.get_group",
+    "Group.require_array", "Array.from_dict", "Array.open", "Array.with_config",
     "storage.WrapperStore", "storage.LoggingStore", "codecs.register_codec",
+    "codecs.ShardingCodec", "codecs.BytesCodec", "codecs.BloscCodec", "codecs.ScaleOffset",
 ]
+# zarr-python 3's functions that zarrkit gives zarr-python 2's signatures (zarr-python 3
+# only raises NotImplementedError there; test_dropin_api_gaps checks them).
+ZARR_2_SIGNATURES = {"copy", "copy_all", "copy_store"}
+# Removed from zarr-python (3.2) and kept in zarrkit with their old behaviour: zarrkit
+# adds, never lacks.
+REMOVED_UPSTREAM = {"Array.create": ("shape", "dtype", "chunk_shape", "codecs"),
+                    "Group.array": ("name", "data"),
+                    "Group.create_dataset": ("name",),
+                    "Group.require_dataset": ("name", "shape")}
 # zarr-python's functions whose every argument is spelled out in zarrkit: no catch-all.
 EXPLICIT = ["create", "create_array", "create_group", "from_array", "group", "open",
             "open_array", "open_group"]
@@ -95,3 +106,19 @@ def test_zarrkit_extras_stay() -> None:
     assert "mmap" in _parameters(zk.open_array)
     assert "write_empty_chunks" in _parameters(zk.create_array)
     assert "consolidated" in _parameters(zk.open_group)
+
+
+def test_every_function_of_zarr_python_is_checked() -> None:
+    """A function new in zarr-python's top level must be added to FUNCTIONS above."""
+    import inspect as _inspect
+
+    functions = {n for n in zarr.__all__ if _inspect.isfunction(getattr(zarr, n))}
+    assert functions - set(FUNCTIONS) - ZARR_2_SIGNATURES == set()
+    assert all(hasattr(zk, n) for n in functions)
+
+
+@pytest.mark.parametrize("name", sorted(REMOVED_UPSTREAM))
+def test_what_zarr_python_removed_stays(name: str) -> None:
+    with pytest.raises(AttributeError):
+        _resolve(zarr, name)
+    assert set(REMOVED_UPSTREAM[name]) <= set(_parameters(_resolve(zk, name)))

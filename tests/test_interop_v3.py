@@ -41,6 +41,7 @@ import ctypes
 import json
 import math
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,14 @@ from interop_helpers import (
     make_text,
 )
 from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec
+
+# zarr-python with each of its codec pipelines (its own, zarrs): see zarrs_pipeline.
+from zarrs_pipeline import (  # noqa: F401, F811
+    ZarrsLimit,
+    pytest_generate_tests,
+    zarr_pipeline,
+    zarrs_fill_limit,
+)
 
 import zarrkit as zk
 
@@ -701,7 +710,7 @@ def test_zarrkit_sharding_read_by_peers(tmp_path: Path, case_id: str) -> None:
     check_shard_index(tmp_path, "c/1/1", location, 1)
     z = zarr_open(tmp_path)
     assert z.chunks == CHUNKS and z.shards == SHARDS
-    assert z.metadata.codecs[0].index_location.value == location
+    assert z.metadata.codecs[0].index_location == location
     assert_codecs(z.metadata.to_dict()["codecs"], chain)
     assert_values(z[...], expected)
     assert_values(z[2:7, 1:5], expected[2:7, 1:5])
@@ -793,6 +802,13 @@ NAN_PAYLOADS = ("f4-nan-payload", "f8-negative-nan", "f8-signalling-nan")
 ZARR_WRITE_FILLS = [c for c in FILL_CASES if zarr_writes(c[1]) and c[0] not in NAN_PAYLOADS]
 TS_READ_FILLS = [c for c in FILL_CASES if ts_reads(c[1])]
 TS_WRITE_FILLS = [c for c in FILL_CASES if ts_writes(c[1])]
+
+# zarrs' own limits met by these cases (see zarrs_pipeline): test -> the limit that the
+# test's parameters meet, None where zarrs does what zarr-python's own pipeline does.
+ZARRS_LIMITS: dict[str, Callable[..., ZarrsLimit | None]] = {
+    "test_zarrkit_fill_value_read_by_zarr": lambda case, layout: zarrs_fill_limit(
+        case[1], case[2]),
+}
 
 
 @pytest.mark.parametrize(("case", "layout"), zarr_layout_cases(ZARR_READ_FILLS, lambda c: c[1]))
@@ -1446,7 +1462,7 @@ def test_sharded_array_updated_by_the_other(tmp_path: Path, first: str, location
     z = zarr_open(tmp_path)
     check_zarr_metadata(z, shape=shape, chunks=(2, 2), shards=(4, 4), dtype=np.dtype("<i4"),
                         fill=fill, dimension_names=["y", "x"], attributes=attributes)
-    assert z.metadata.codecs[0].index_location.value == location
+    assert z.metadata.codecs[0].index_location == location
     assert_values(z[...], expected)
     check_zk_metadata(zk.open_array(str(tmp_path), mode="r"), shape=shape, chunks=(2, 2),
                       shards=(4, 4), dtype=np.dtype("<i4"), fill=fill,
@@ -1856,3 +1872,14 @@ def test_property_zarr_write_zarrkit_read(tmp_path_factory: pytest.TempPathFacto
     assert_same_scalar(a.fill_value, case["fill"], case["dtype"])
     _check_reads(a, case, expected)
 
+
+
+def test_zarr_python_reads_and_writes_with_the_pipeline_asked(tmp_path: Path,
+                                                              zarr_pipeline: str,  # noqa: F811
+                                                              ) -> None:
+    """The zarrs parametrization is real: zarr-python's array runs on that pipeline."""
+    z = zarr.create_array(tmp_path, shape=(4,), chunks=(2,), dtype="i4")
+    z[:] = np.arange(4)
+    expected = {"batched": "BatchedCodecPipeline", "zarrs": "ZarrsCodecPipeline"}
+    assert type(z.async_array.codec_pipeline).__name__ == expected[zarr_pipeline]
+    np.testing.assert_array_equal(zk.open_array(tmp_path, mode="r")[:], np.arange(4))

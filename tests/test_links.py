@@ -1,5 +1,7 @@
-"""Links (hdmf-zarr's ``zarr_link`` attribute): reading the fixtures written by hdmf-zarr,
-writing links, following them (soft, external, through paths), errors and tree output."""
+"""Links (hdmf-zarr 0.13's ``zarr_link`` attribute in Zarr v2 files, 0.14's ``_LINKS`` in
+v3 ones): reading the fixtures written by hdmf-zarr, writing links, following them (soft,
+external, through paths), errors and tree output. Files written by hdmf-zarr 0.14 itself
+are checked in tests/test_hdmf_v3_peer.py."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from zarrkit.errors import (
 )
 from zarrkit.hierarchy.links import (
     Link,
+    convention_for,
     open_target,
     parse_links,
     relative_source,
@@ -179,17 +182,21 @@ def test_create_link_writes_the_seed_json(tmp_path: Path, zarr_format: int) -> N
     eg = root["general/extracellular_ephys/eg"]
     assert isinstance(eg, zk.Group)
     link = eg.create_link("device", root["general/devices/dev"])
-    assert link == Link("device", ".", "/general/devices/dev", "dev-id", "root-id")
-    entry = {"name": "device", "source": ".", "path": "/general/devices/dev",
-             "object_id": "dev-id", "source_object_id": "root-id"}
     group_dir = tmp_path / "f.zarr/general/extracellular_ephys/eg"
-    if zarr_format == 2:
+    if zarr_format == 2:  # hdmf-zarr 0.13's zarr_link, with the object ids
+        assert link == Link("device", ".", "/general/devices/dev", "dev-id", "root-id")
+        entry = {"name": "device", "source": ".", "path": "/general/devices/dev",
+                 "object_id": "dev-id", "source_object_id": "root-id"}
         assert json.loads((group_dir / ".zattrs").read_text()) == {
             "location": "l", "zarr_link": [entry]}
-    else:
-        assert json.loads((group_dir / "zarr.json").read_text()) == {
+    else:  # hdmf-zarr 0.14's _LINKS: its three keys, in its order
+        assert link == Link("device", ".", "/general/devices/dev")
+        document = json.loads((group_dir / "zarr.json").read_text())
+        assert document == {
             "zarr_format": 3, "node_type": "group",
-            "attributes": {"location": "l", "zarr_link": [entry]}}
+            "attributes": {"location": "l", "_LINKS": [
+                {"source": ".", "path": "/general/devices/dev", "name": "device"}]}}
+        assert list(document["attributes"]["_LINKS"][0]) == ["source", "path", "name"]
     reopened = zk.open_group(tmp_path / "f.zarr", mode="r")
     device = reopened["general/extracellular_ephys/eg/device"]
     assert device.name == "/general/devices/dev"
@@ -204,16 +211,21 @@ def test_create_link_to_a_path_and_to_an_array(zarr_format: int) -> None:
     eg = root["general/extracellular_ephys/eg"]
     assert isinstance(eg, zk.Group)
     by_path = eg.create_link("device", "general/devices/dev")  # leading "/" optional
-    assert by_path == Link("device", ".", "/general/devices/dev", "dev-id", "root-id")
     to_array = eg.create_link("serial", root["general/devices/dev/serial"])
-    assert to_array == Link("serial", ".", "/general/devices/dev/serial", None, "root-id")
+    ids = zarr_format == 2  # only hdmf-zarr 0.13's entries record object ids
+    assert by_path == Link("device", ".", "/general/devices/dev",
+                           *(("dev-id", "root-id") if ids else ()))
+    assert to_array == Link("serial", ".", "/general/devices/dev/serial",
+                            *((None, "root-id") if ids else ()))
     assert eg.links() == {"device": by_path, "serial": to_array}
     assert root.attrs["object_id"] == "root-id"
     serial = eg["serial"]
     assert isinstance(serial, zk.Array)
     assert serial.name == "/general/devices/dev/serial"
     assert serial[...].tolist() == [7, 8, 9]
-    assert eg.attrs["zarr_link"] == [by_path.to_json(), to_array.to_json()]
+    convention = convention_for(zarr_format)
+    assert eg.attrs[convention.link_attribute] == [
+        by_path.to_json(convention), to_array.to_json(convention)]
     # keys(), members() and len() list real members only.
     assert eg.keys() == [] and list(eg) == [] and len(eg) == 0
     assert list(eg.members()) == []
@@ -434,13 +446,18 @@ def test_external_link_to_sibling_store(tmp_path: Path, zarr_format: int) -> Non
     root = zk.group(tmp_path / "main.zarr", zarr_format=zarr_format,
                     attributes={"object_id": "main-root"})
     link = root.create_link("ext", other["data"])
-    assert link == Link("ext", "../other.zarr", "/data", "data-id", "other-root")
     group_link = root.create_link("ext_group", other["sub"])
-    assert group_link == Link("ext_group", "../other.zarr", "/sub", None, "other-root")
     by_path = root.create_link("by_path", "/sub/inner", source="../other.zarr")
-    assert by_path == Link("by_path", "../other.zarr", "/sub/inner", "inner-id", "other-root")
-    assert root.attrs["zarr_link"] == [link.to_json(), group_link.to_json(),
-                                       by_path.to_json()]
+    ids = zarr_format == 2  # only hdmf-zarr 0.13's entries record object ids
+    assert link == Link("ext", "../other.zarr", "/data",
+                        *(("data-id", "other-root") if ids else ()))
+    assert group_link == Link("ext_group", "../other.zarr", "/sub",
+                              *((None, "other-root") if ids else ()))
+    assert by_path == Link("by_path", "../other.zarr", "/sub/inner",
+                           *(("inner-id", "other-root") if ids else ()))
+    convention = convention_for(zarr_format)
+    assert root.attrs[convention.link_attribute] == [
+        link.to_json(convention), group_link.to_json(convention), by_path.to_json(convention)]
 
     reopened = zk.open_group(tmp_path / "main.zarr", mode="r")
     data = reopened["ext"]
@@ -552,7 +569,9 @@ def test_zarr_python_reads_stores_with_links(tmp_path: Path, zarr_format: int) -
     zeg = opened["general/extracellular_ephys/eg"]
     assert zeg.attrs.asdict() == {"location": "l", "zarr_link": [
         {"name": "device", "source": ".", "path": "/general/devices/dev",
-         "object_id": "dev-id", "source_object_id": "root-id"}]}
+         "object_id": "dev-id", "source_object_id": "root-id"}]} if zarr_format == 2 else {
+        "location": "l", "_LINKS": [
+            {"source": ".", "path": "/general/devices/dev", "name": "device"}]}
     assert list(zeg.keys()) == []
     assert opened["general/devices/dev/serial"][...].tolist() == [7, 8, 9]
 
@@ -594,3 +613,37 @@ def test_no_api_creates_a_node_under_a_link_name() -> None:
         zk.create_array(store, name="g/alias/deep", shape=(1,), dtype="u1")
     with pytest.raises(ContainsNodeError, match="link"):
         zk.create_group(store, path="g/alias")
+
+
+# --- hdmf-zarr 0.14's _LINKS beside 0.13's zarr_link ----------------------------------------
+def test_links_go_to_the_attribute_the_group_has() -> None:
+    """A link is appended to the link attribute its group has (hdmf-zarr 0.14 reads a
+    group's zarr_link only when it has no _LINKS), else to its file's convention's; a
+    zarr_link beside a _LINKS is not read, as by hdmf-zarr 0.14."""
+    v3 = zk.group({}, zarr_format=3)
+    v3.create_group("devices/dev")
+    old = v3.create_group("old", attributes={"zarr_link": [{"name": "a", "path": "/devices"}]})
+    old.create_link("b", "/devices/dev")  # a v3 group written with 0.13's attribute
+    assert list(old.attrs) == ["zarr_link"] and set(old.links()) == {"a", "b"}
+    both = v3.create_group("both", attributes={
+        "_LINKS": [{"source": ".", "path": "/devices", "name": "a"}],
+        "zarr_link": [{"name": "hidden", "path": "/devices/dev"}]})
+    assert set(both.links()) == {"a"}
+    with pytest.raises(NodeNotFoundError):
+        both["hidden"]
+    both.create_link("c", "/devices/dev")
+    assert both.attrs["_LINKS"][-1] == {"source": ".", "path": "/devices/dev", "name": "c"}
+    assert both["c"].name == "/devices/dev"
+    both.delete_link("a")
+    both.delete_link("c")
+    assert "_LINKS" not in both.attrs and both.attrs["zarr_link"][0]["name"] == "hidden"
+    with pytest.raises(ContainsNodeError, match="link"):
+        old.create_group("b")
+    v2 = zk.group({}, zarr_format=2)
+    v2.create_group("x")
+    new = v2.create_group("g", attributes={"_LINKS": []})
+    new.create_link("x", "/x")
+    assert new.attrs.asdict() == {"_LINKS": [{"source": ".", "path": "/x", "name": "x"}]}
+    with pytest.raises(MetadataError, match="_LINKS of group '/g': _LINKS must be a list"):
+        new.attrs["_LINKS"] = "nope"
+        new.links()

@@ -1,8 +1,10 @@
-"""Object references of the hdmf-zarr convention (zarrkit.references): every reference of
-the hdmf-zarr fixtures resolves to its expected target; references that zarrkit writes (v2
-and v3, datasets, compound datasets, attributes) read back in zarrkit and are stored as the
-storage spec and hdmf-zarr's JSON codec store them; zarr-python reads the JSON-coded
-reference datasets as dicts.
+"""Object references of the hdmf-zarr conventions (zarrkit.references): every reference of
+the hdmf-zarr 0.13 fixtures resolves to its expected target; references that zarrkit writes
+(v2: hdmf-zarr 0.13's convention, v3: 0.14's; datasets, compound datasets, attributes) read
+back in zarrkit and are stored as the storage spec and hdmf-zarr's JSON codec store them
+(v2) or as hdmf-zarr 0.14 stores them (v3); zarr-python reads the JSON-coded reference
+datasets as dicts. zarrkit's own v3 form before 0.14 (JSON texts) still reads and writes.
+Files that hdmf-zarr 0.14 writes and reads are checked in tests/test_hdmf_v3_peer.py.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import zarr
 from shared_fixtures import fixtures_dir
 
 import zarrkit as zk
-from zarrkit.errors import LinkError, MetadataError
+from zarrkit.errors import AttributeValueError, LinkError, MetadataError, ZarrkitError
 from zarrkit.references import (
     Reference,
     create_reference_dataset,
@@ -29,6 +31,7 @@ from zarrkit.references import (
     is_reference_attribute,
     iter_references,
     read_references,
+    read_region,
     write_references,
 )
 
@@ -131,7 +134,8 @@ def _write_all(root: zk.Group) -> tuple[zk.Array, zk.Array, zk.Array]:
     table = root["general/extracellular_ephys/electrodes"]
     ts = root["acquisition/ts"]
     electrodes = table.create_array("electrodes", shape=(2,), dtype="int64",
-                                    attributes={"table": encode_attribute(Reference.of(table))})
+                                    attributes={"table": encode_attribute(Reference.of(table),
+                                                                          table)})
     group = create_reference_dataset(table, "group", [Reference.of(eg)] * 2, chunks=(2,))
     rows = create_reference_dataset(root.create_group("intervals/epochs"), "timeseries",
                                     [(0, 1, Reference.of(ts)), (3, 4, Reference.of(eg))],
@@ -144,19 +148,25 @@ def test_written_references_read_back(nwb: zk.Group) -> None:
     reopened = zk.open_group(nwb.store, mode="r")
     table_ref = decode_attribute(reopened["general/extracellular_ephys/electrodes/electrodes"]
                                  .attrs["table"])
-    assert table_ref == Reference("/general/extracellular_ephys/electrodes", ".", "table-id",
-                                  "file-id")
+    v2 = nwb.zarr_format == 2  # only hdmf-zarr 0.13 stores object ids with references
+    assert table_ref == Reference("/general/extracellular_ephys/electrodes", ".",
+                                  *(("table-id", "file-id") if v2 else ()))
     refs = read_references(reopened["general/extracellular_ephys/electrodes/group"])
     assert refs.shape == (2,) and refs.dtype == object
     assert [r.resolve(group).name for r in refs] == ["/general/extracellular_ephys/eg"] * 2
-    assert refs[0] == Reference("/general/extracellular_ephys/eg", ".", "eg-id", "file-id")
+    assert refs[0] == Reference("/general/extracellular_ephys/eg", ".",
+                                *(("eg-id", "file-id") if v2 else ()))
     values = read_references(reopened["intervals/epochs/timeseries"])
     assert values.dtype.names == ("idx_start", "count", "timeseries")
     assert [(int(a), int(b), r.resolve(rows).name) for a, b, r in values.tolist()] == [
         (0, 1, "/acquisition/ts"), (3, 4, "/general/extracellular_ephys/eg")]
-    assert reopened["intervals/epochs/timeseries"].attrs["zarr_dtype"] == [
-        {"dtype": "int32", "name": "idx_start"}, {"dtype": "int32", "name": "count"},
-        {"dtype": "object", "name": "timeseries"}]
+    if v2:
+        assert reopened["intervals/epochs/timeseries"].attrs["zarr_dtype"] == [
+            {"dtype": "int32", "name": "idx_start"}, {"dtype": "int32", "name": "count"},
+            {"dtype": "object", "name": "timeseries"}]
+    else:
+        assert reopened["intervals/epochs/timeseries"].attrs.asdict() == {
+            "_REFERENCE_FIELDS": ["timeseries"]}
 
 
 def test_written_reference_attributes_are_the_spec_form(nwb: zk.Group) -> None:
@@ -166,6 +176,10 @@ def test_written_reference_attributes_are_the_spec_form(nwb: zk.Group) -> None:
         attributes = json.loads((base / ".zattrs").read_text())
     else:
         attributes = json.loads((base / "zarr.json").read_text())["attributes"]
+    if nwb.zarr_format == 3:  # as hdmf-zarr 0.14 writes the table of a DynamicTableRegion
+        assert attributes["table"] == {"_REFERENCE": {
+            "source": ".", "path": "/general/extracellular_ephys/electrodes"}}
+        return
     # The storage spec's example: "table": {"value": {...}, "zarr_dtype": "object"}.
     assert attributes["table"] == {
         "value": {"path": "/general/extracellular_ephys/electrodes", "source": ".",
@@ -200,25 +214,26 @@ def test_v2_reference_datasets_are_stored_as_hdmf_zarr_json(tmp_path: Path) -> N
     assert array[0] == dict(json.loads(mine)[0])  # plain reads give the stored dicts
 
 
-def test_v2_compound_datasets_are_structured_json2(tmp_path: Path) -> None:
+def test_v2_compound_datasets_are_json2_rows(tmp_path: Path) -> None:
+    """Each row a JSON array in a json2 object array: numcodecs' JSON codec (which
+    zarr-python 2, and so hdmf-zarr 0.13, reads it with) decodes no structured array, so
+    the structured dtype hdmf-zarr 0.13 pickles (see ex.nwb.zarr) cannot be used."""
     root = zk.open_group(tmp_path / "f.zarr", mode="w", zarr_format=2)
     ref = Reference("/acquisition/ts", object_id="ts-id")
     create_reference_dataset(root, "timeseries", [(0, 1, ref)], fields=FIELDS, compressors=None)
     base = tmp_path / "f.zarr/timeseries"
     zarray = json.loads((base / ".zarray").read_text())
-    # The dtype hdmf-zarr writes for this compound (see ex.nwb.zarr), with json2.
-    hdmf = json.loads((_hdmf("ex.nwb.zarr") / "intervals/epochs/timeseries/.zarray")
-                      .read_text())
-    assert zarray["dtype"] == hdmf["dtype"]
+    assert zarray["dtype"] == "|O"
     assert [f["id"] for f in zarray["filters"]] == ["json2"]
     assert zarray["fill_value"] is None
-    assert json.loads((base / "0").read_bytes()) == [
-        [0, 1, {"object_id": "ts-id", "path": "/acquisition/ts", "source": ".",
-                "source_object_id": None}], "|V16", [1]]
+    row = [0, 1, {"object_id": "ts-id", "path": "/acquisition/ts", "source": ".",
+                  "source_object_id": None}]
+    chunk = (base / "0").read_bytes()
+    assert json.loads(chunk) == [row, "|O", [1]]
+    assert numcodecs.JSON().decode(chunk).tolist() == [row]
     assert json.loads((base / ".zattrs").read_text())["zarr_dtype"] == [
         {"dtype": d, "name": n} for n, d in FIELDS]
-    # numcodecs reads the chunk as hdmf-zarr would hand it over: rows of field values.
-    assert zk.open_array(base, mode="r")[0].tolist()[2]["path"] == "/acquisition/ts"
+    assert zk.open_array(base, mode="r")[0][2]["path"] == "/acquisition/ts"
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])
@@ -229,11 +244,17 @@ def test_compound_field_dtypes_are_written_as_hdmf_zarr_names(zarr_format: int) 
     array = create_reference_dataset(root, "rows", [(7, 0.5, "a", Reference("/t")),
                                                     (8, 1.5, "b", Reference("/u"))],
                                      fields=fields)
-    assert array.attrs["zarr_dtype"] == [
-        {"name": "n", "dtype": "int32"}, {"name": "x", "dtype": "float64"},
-        {"name": "label", "dtype": "str_"}, {"name": "target", "dtype": "object"}]
+    if zarr_format == 2:
+        assert array.attrs["zarr_dtype"] == [
+            {"name": "n", "dtype": "int32"}, {"name": "x", "dtype": "float64"},
+            {"name": "label", "dtype": "str_"}, {"name": "target", "dtype": "object"}]
+    else:  # hdmf-zarr 0.14: the struct names the fields; text of at least 512 characters
+        assert array.attrs.asdict() == {"_REFERENCE_FIELDS": ["target"]}
+        assert array.dtype == np.dtype([("n", "<i4"), ("x", "<f8"), ("label", "<U512"),
+                                        ("target", "<U512")])
     values = read_references(array)
-    assert values.dtype == np.dtype([("n", "<i4"), ("x", "<f8"), ("label", "O"),
+    assert values.dtype == np.dtype([("n", "<i4"), ("x", "<f8"),
+                                     ("label", "O" if zarr_format == 2 else "<U512"),
                                      ("target", "O")])
     assert values.tolist() == [(7, 0.5, "a", Reference("/t")), (8, 1.5, "b", Reference("/u"))]
     assert read_references(array, 1)["target"] == Reference("/u")
@@ -246,7 +267,10 @@ def test_compound_field_dtypes_are_written_as_hdmf_zarr_names(zarr_format: int) 
         create_reference_dataset(root, "bad", [(1,)], fields=[("n", "float128")])
 
 
-def test_v3_references_are_json_texts_in_string_arrays(tmp_path: Path) -> None:
+def test_v3_references_are_hdmf_zarr_014_paths(tmp_path: Path) -> None:
+    """As hdmf-zarr 0.14 stores them: target paths in a string array (a reference to
+    another store, which 0.14 never writes, as the JSON text that 0.14 also reads), and
+    compound rows in a struct whose reference field is a fixed-length string."""
     root = zk.open_group(tmp_path / "f.zarr", mode="w", zarr_format=3)
     refs = create_reference_dataset(root, "refs", [Reference("/a"), Reference("/b", "../o.zarr")],
                                     compressors=None)
@@ -254,22 +278,51 @@ def test_v3_references_are_json_texts_in_string_arrays(tmp_path: Path) -> None:
                                     compressors=None)
     document = json.loads((tmp_path / "f.zarr/refs/zarr.json").read_text())
     assert document["data_type"] == "string"
-    assert document["attributes"] == {"zarr_dtype": "object"}
+    assert document["attributes"] == {"_DTYPE": "object_reference"}
     texts = numcodecs.VLenUTF8().decode((tmp_path / "f.zarr/refs/c/0").read_bytes())
-    assert [json.loads(t) for t in texts] == [
-        {"object_id": None, "path": "/a", "source": ".", "source_object_id": None},
-        {"object_id": None, "path": "/b", "source": "../o.zarr", "source_object_id": None}]
-    assert json.loads(refs[1]) == Reference("/b", "../o.zarr").to_json()  # plain: the texts
-    row = numcodecs.VLenUTF8().decode((tmp_path / "f.zarr/rows/c/0").read_bytes())[0]
-    assert json.loads(row) == [2, 3, Reference("/a").to_json()]
+    assert list(texts) == ["/a", '{"source":"../o.zarr","path":"/b"}']
+    assert refs[0] == "/a"  # plain reads: the texts
+    rows_document = json.loads((tmp_path / "f.zarr/rows/zarr.json").read_text())
+    assert rows_document["data_type"] == {"name": "struct", "configuration": {"fields": [
+        {"name": "idx_start", "data_type": "int32"}, {"name": "count", "data_type": "int32"},
+        {"name": "timeseries", "data_type": {"name": "fixed_length_utf32",
+                                             "configuration": {"length_bytes": 2048}}}]}}
+    assert rows_document["attributes"] == {"_REFERENCE_FIELDS": ["timeseries"]}
     values = read_references(rows)
     assert values.dtype == np.dtype([("idx_start", "<i4"), ("count", "<i4"),
                                      ("timeseries", "O")])
     assert values.tolist() == [(2, 3, Reference("/a"))]
-    # zarr-python reads them as strings, each the JSON of one reference (or row).
+    assert [r.path for r in read_references(refs)] == ["/a", "/b"]
+    assert read_references(refs)[1].source == "../o.zarr"
+    # A path longer than its fixed-length field is refused, not cut (numpy would cut it).
+    with pytest.raises(ValueError, match="does not fit field 'timeseries'"):
+        write_references(rows, 0, (1, 1, Reference("/" + "x" * 600)))
+    assert read_references(rows, 0)["timeseries"] == Reference("/a")
+    wide = create_reference_dataset(root, "wide", [(1, 1, Reference("/" + "x" * 600))],
+                                    fields=FIELDS)
+    assert wide.dtype["timeseries"] == np.dtype("<U601")
+    # zarr-python reads them as hdmf-zarr 0.14 does: paths, and struct rows.
     peer = zarr.open_group(tmp_path / "f.zarr", mode="r")
-    assert [json.loads(t)["path"] for t in peer["refs"][:]] == ["/a", "/b"]
-    assert json.loads(str(peer["rows"][:][0]))[2]["path"] == "/a"
+    assert list(peer["refs"][:]) == ["/a", '{"source":"../o.zarr","path":"/b"}']
+    assert peer["rows"][0]["timeseries"] == "/a"
+
+
+def test_zarrkit_v3_json_form_still_reads_and_writes() -> None:
+    """zarrkit wrote references in v3 files as JSON texts (zarr_dtype "object") and
+    compound rows as JSON lists before it knew hdmf-zarr 0.14: those arrays still read,
+    and writes into them keep their form."""
+    root = zk.group({}, zarr_format=3)
+    refs = root.create_array("refs", shape=(2,), dtype=str, attributes={"zarr_dtype": "object"})
+    refs[...] = np.array([json.dumps(Reference("/a").to_json()), ""], dtype=object)
+    rows = root.create_array("rows", shape=(1,), dtype=str, attributes={
+        "zarr_dtype": [{"name": n, "dtype": d} for n, d in FIELDS]})
+    rows[0] = json.dumps([2, 3, Reference("/a").to_json()])
+    assert read_references(refs).tolist() == [Reference("/a"), None]
+    assert read_references(rows).tolist() == [(2, 3, Reference("/a"))]
+    write_references(refs, 1, Reference("/b"))
+    write_references(rows, 0, (4, 5, Reference("/c")))
+    assert json.loads(refs[1]) == Reference("/b").to_json()
+    assert json.loads(rows[0]) == [4, 5, Reference("/c").to_json()]
 
 
 def test_partial_writes_and_unwritten_elements(nwb: zk.Group) -> None:
@@ -416,3 +469,60 @@ def test_zarr_python_reads_json_reference_datasets_as_dicts(
     assert values.dtype == object
     assert [dict(v) for v in values] == [r.to_json() for r in refs]
     assert [Reference.from_json(v) for v in values] == refs
+
+
+# --- hdmf-zarr 0.14's reference attributes, regions, and attrs[name] = Reference ---------------
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_encode_attribute_writes_the_nodes_convention(zarr_format: int) -> None:
+    root = zk.group({}, zarr_format=zarr_format)
+    target = Reference("/t", object_id="t-1")
+    one, many = encode_attribute(target, root), encode_attribute([target, Reference("/u")], root)
+    if zarr_format == 3:  # as hdmf-zarr 0.14's write_attributes: source and path only
+        assert one == {"_REFERENCE": {"source": ".", "path": "/t"}}
+        assert many == [{"_REFERENCE": {"source": ".", "path": "/t"}},
+                        {"_REFERENCE": {"source": ".", "path": "/u"}}]
+    else:
+        assert one == {"value": target.to_json(), "zarr_dtype": "object"}
+    root.attrs.update(one=one, many=many)
+    decoded = decode_attributes(root)
+    assert decoded["one"].path == "/t" and [r.path for r in decoded["many"]] == ["/t", "/u"]
+    assert is_reference_attribute(one) and is_reference_attribute(many)
+    assert not is_reference_attribute([]) and not is_reference_attribute([{"a": 1}])
+
+
+def test_region_reads_table_and_rows() -> None:
+    root = zk.group({}, zarr_format=3)
+    table = root.create_group("electrodes")
+    region = root.create_array("region", shape=(3,), dtype="i8", attributes={
+        "table": {"_REFERENCE": {"source": ".", "path": "/electrodes"}}})
+    region[...] = [2, 0, 1]
+    found = read_region(region)
+    assert found.table == table and found.rows.tolist() == [2, 0, 1]
+    plain = root.create_array("plain", shape=(1,), dtype="i8")
+    with pytest.raises(MetadataError, match="no region"):
+        read_region(plain)
+    texts = root.create_array("texts", shape=(1,), dtype=str,
+                              attributes={"table": encode_attribute(Reference.of(table), root)})
+    with pytest.raises(MetadataError, match="not row indices"):
+        read_region(texts)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_setting_a_reference_attribute_says_how(zarr_format: int) -> None:
+    """``attrs[name] = Reference(...)``: the hierarchy (which knows no conventions) refuses
+    it with a ZarrkitError that is also a TypeError, naming the attribute and saying to
+    use encode_attribute; nothing is written."""
+    root = zk.group({}, zarr_format=zarr_format, attributes={"keep": 1})
+    ref = Reference("/t")
+    attempts = [lambda: root.attrs.__setitem__("t", ref),
+                lambda: root.attrs.update(t=[1, {"deep": ref}]),
+                lambda: root.attrs.put({"t": ref})]
+    for attempt in attempts:
+        with pytest.raises(AttributeValueError, match="'t'.*Reference is not JSON serial"
+                           ".*encode_attribute") as info:
+            attempt()
+        assert isinstance(info.value, TypeError) and isinstance(info.value, ZarrkitError)
+    assert zk.open_group(root.store, mode="r").attrs.asdict() == {"keep": 1}
+    root.attrs["t"] = encode_attribute(ref, root)  # the way that works
+    assert decode_attribute(root.attrs["t"]) == ref

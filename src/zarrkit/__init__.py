@@ -10,7 +10,7 @@
 
 from typing import Any
 
-from zarrkit import errors
+from zarrkit import dtype, errors
 from zarrkit.api import (
     consolidate_metadata,
     create_array,
@@ -86,6 +86,7 @@ __all__ = [
     "create_array",
     "create_group",
     "create_hierarchy",
+    "dtype",
     "empty",
     "empty_like",
     "errors",

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Any
 
@@ -24,6 +25,7 @@ from zarrkit.errors import (
     MetadataError,
     NodeNotFoundError,
 )
+from zarrkit.hierarchy.accessors import READ_CONFIG_KEYS, check_array_config_keys
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.consolidated import snapshot_entry, with_snapshot
 from zarrkit.hierarchy.creation import array_metadata, normalize_shape
@@ -124,13 +126,20 @@ def _config_write_empty_chunks(config: dict[str, Any] | None,
     ``write_empty_chunks`` wins)."""
     if config is None:
         return write_empty_chunks
-    unknown = set(config) - {"write_empty_chunks", "order"}
-    if unknown:
-        raise TypeError(f"unknown array config keys {sorted(unknown)}: zarrkit takes "
-                        "'write_empty_chunks' and 'order'")
+    check_array_config_keys(config)
     if write_empty_chunks is not None:
         return write_empty_chunks
     return config.get("write_empty_chunks")
+
+
+def _with_runtime_config(array: Array, config: dict[str, Any] | None,
+                         config_order: str | None) -> Array:
+    """``array`` with the read settings of zarr-python's array ``config`` and the runtime
+    order ``config_order``, when they are given."""
+    runtime = {key: value for key, value in (config or {}).items() if key in READ_CONFIG_KEYS}
+    if config_order is not None:
+        runtime["order"] = config_order
+    return array.with_config(runtime) if runtime else array
 
 
 def _new_array(
@@ -142,7 +151,9 @@ def _new_array(
     """Create the array at ``path`` from normalized ``create_array`` arguments."""
     # ``order`` is the stored order of a format-2 array; the config's order is that of
     # what reads return (format 3; format 2 reads keep the stored order), as in zarr-python.
-    config_order = (config or {}).get("order")
+    # zarr-python's global ``array.order`` is also the runtime order of new arrays.
+    config_order = (config or {}).get("order") or (
+        None if settings.order == "C" else settings.order)
     if order is None:
         order = settings.order
     options = {k: v for k, v in options.items() if v is not DEFAULT}
@@ -156,9 +167,7 @@ def _new_array(
     array = Array(store_obj, path, metadata, attributes=attributes or {},
                   write_empty_chunks=_config_write_empty_chunks(config, write_empty_chunks),
                   mmap=mmap)
-    if config_order is not None:
-        array = array.with_config({"order": config_order})
-    return array
+    return _with_runtime_config(array, config, config_order)
 
 
 
@@ -358,7 +367,7 @@ def open_array(
         found = (existing if existing is not None and existing.kind == "array"
                  else require_array(store_obj, node_path, zarr_format=zarr_format))
         return _array_of(store_obj, found, "r" if read_only else mode, write_empty_chunks,
-                         mmap)
+                         mmap, config)
     if shape is None:
         raise ArrayNotFoundError(
             f"no array at path {node_path!r}; give shape and dtype to create one"
@@ -397,10 +406,13 @@ def _chunk_key_encoding(value: Any) -> Any:
 
 
 def _array_of(store: Store, found: FoundNode, mode: str, write_empty_chunks: bool | None,
-              mmap: bool) -> Array:
-    """The existing array ``found`` (by :func:`find_node`) opened in ``mode``."""
-    return Array(store, found.path, found.metadata, read_only=mode == "r",
-                 attributes=found.attributes, write_empty_chunks=write_empty_chunks, mmap=mmap)
+              mmap: bool, config: dict[str, Any] | None = None) -> Array:
+    """The existing array ``found`` (by :func:`find_node`) opened in ``mode``, with the
+    runtime ``config`` given (zarr-python 3.4 applies it to existing arrays too)."""
+    array = Array(store, found.path, found.metadata, read_only=mode == "r",
+                  attributes=found.attributes, write_empty_chunks=write_empty_chunks,
+                  mmap=mmap)
+    return _with_runtime_config(array, config, (config or {}).get("order"))
 
 
 def open(  # noqa: A001 - zarr-python's name
@@ -459,7 +471,7 @@ def open(  # noqa: A001 - zarr-python's name
     found = find_node(store_obj, node_path, zarr_format=zarr_format) if mode != "w" else None
     if found is not None and found.kind == "array" and mode != "w-":
         return _array_of(store_obj, found, "r" if read_only else mode,
-                         _config_write_empty_chunks(config, write_empty_chunks), mmap)
+                         _config_write_empty_chunks(config, write_empty_chunks), mmap, config)
     if (found is not None and found.kind == "array") or (found is None and shape is not None):
         return open_array(
             store_obj, mode=mode, path=node_path, zarr_format=zarr_format, shape=shape,
@@ -586,8 +598,11 @@ def from_array(
     anything ``numpy.asarray`` accepts). As in zarr-python, ``"keep"`` (the default of
     ``chunks``, ``shards``, ``filters``, ``compressors``, ``serializer``) takes the setting
     of a zarrkit Array source of the same format (``"auto"`` otherwise); order, chunk key
-    encoding, dimension names and format follow such a source when not given, and its fill
-    value when ``fill_value=None`` (by default it is 0; attributes are not copied).
+    encoding, dimension names and format follow such a source when not given, and (as in
+    zarr-python 3.4) so do its fill value and a deep copy of its attributes;
+    ``fill_value=None`` is the data type's default and ``attributes={}`` none. zarr-python
+    refuses ``overwrite=True`` onto a path that overlaps the source (it deletes before it
+    copies); zarrkit reads the source first, so the copy is whole.
 
     >>> import zarrkit as zk
     >>> zk.from_array({}, data=np.arange(5), chunks=(2,))[:]
@@ -599,8 +614,10 @@ def from_array(
     if isinstance(data, Array):
         metadata = data.metadata
         zarr_format = zarr_format or data.zarr_format
-        if fill_value is None:
+        if fill_value is DEFAULT:
             fill_value = data.fill_value
+        if attributes is None:
+            attributes = copy.deepcopy(dict(data.attrs))
         order = order or data.order
         dimension_names = data.dimension_names if dimension_names is None else dimension_names
         same_format = zarr_format == data.zarr_format

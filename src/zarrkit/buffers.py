@@ -111,6 +111,27 @@ SMALL_PAGES_FROM = 512 << 20
 ROW_COPY_FROM = 16 << 10
 
 
+def reshaped_view(array: np.ndarray[Any, Any], shape: tuple[int, ...]
+                  ) -> np.ndarray[Any, Any] | None:
+    """A view of ``array`` with ``shape`` (the same elements), or None when that shape
+    cannot be had without a copy. Assigning ``.shape`` did this until numpy 2.5
+    deprecated it.
+
+    >>> a = np.zeros((4, 6))
+    >>> reshaped_view(a[:, :3], (4, 1, 3)).shape
+    (4, 1, 3)
+    >>> reshaped_view(a[:, :3], (12,)) is None
+    True
+    """
+    try:
+        return array.reshape(shape, copy=False)
+    except ValueError:  # numpy >= 2.1: no view has that shape
+        return None
+    except TypeError:  # numpy < 2.1 has no ``copy=``; its reshape copies when it must
+        view = array.reshape(shape)
+        return view if view.size == 0 or np.may_share_memory(view, array) else None
+
+
 def copy_into(destination: np.ndarray[Any, Any], source: Any) -> None:
     """``destination[...] = source``, row by row when both have contiguous rows.
 

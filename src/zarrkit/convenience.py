@@ -79,8 +79,10 @@ def save_group(store: StoreLike, *args: Any, zarr_version: int | None = None,
 
 
 def save(store: StoreLike, *args: Any, zarr_version: int | None = None,
-         zarr_format: int | None = None, path: str | None = None, **kwargs: Any) -> None:
+         zarr_format: int | None = None, path: str | None = None,
+         storage_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
     """One array: :func:`save_array`; several, or named ones: :func:`save_group`.
+    ``storage_options`` go to the store (zarr-python 3.4), never into the group.
 
     >>> import zarrkit as zk
     >>> s = {}
@@ -92,10 +94,10 @@ def save(store: StoreLike, *args: Any, zarr_version: int | None = None,
         raise ValueError("at least one array must be provided")
     if len(args) == 1 and not kwargs:
         save_array(store, args[0], zarr_version=zarr_version, zarr_format=zarr_format,
-                   path=path)
+                   path=path, storage_options=storage_options)
     else:
         save_group(store, *args, zarr_version=zarr_version, zarr_format=zarr_format,
-                   path=path, **kwargs)
+                   path=path, storage_options=storage_options, **kwargs)
 
 
 def load(store: StoreLike, path: str | None = None, zarr_format: int | None = None,

@@ -67,7 +67,8 @@ _KEPT_OBJECT_CODECS = ("json2", "msgpack2")
 @dataclass
 class _Plan:
     """How one node of the source is written: ``kind`` ``"group"``, ``"array"`` (element
-    by element), ``"references"`` (through :mod:`zarrkit.references`), with the
+    by element), ``"references"`` (through :mod:`zarrkit.references`), ``"scalar"`` (an
+    hdmf-zarr scalar dataset whose shape changes with the convention), with the
     ``create_array`` keyword arguments (``options``) and, for arrays, a conversion of each
     block of values read (``transform``). ``documents``: the node's metadata values as its
     creation writes them (``zarr.json``, ``.zarray``, ``.zgroup``, ``.zattrs``; None where
@@ -79,6 +80,7 @@ class _Plan:
     options: dict[str, Any] = field(default_factory=dict)
     transform: Callable[[Any], Any] | None = None
     documents: list[bytes | None] = field(default_factory=list)
+    attributes: dict[str, Any] = field(default_factory=dict)  # a group's, as written
 
 
 def convert(
@@ -108,13 +110,21 @@ def convert(
     finished conversion again writes nothing. A node of ``dest`` that differs raises
     ContainsNodeError, unless ``overwrite`` (which replaces it).
 
+    hdmf-zarr files (NWB) are written in the hdmf-zarr convention of the destination's
+    format (:mod:`zarrkit.hdmf.convention`: 0.13's in v2, 0.14's in v3), so that
+    hdmf-zarr 0.14 reads a v2 file converted to v3 (and 0.13 the way back): links,
+    reference attributes and dtype attributes are translated, scalar datasets (the
+    cached specifications' sources included) change shape, and their text is stored as
+    ``str`` in v3.
+
     Object arrays (Zarr v2 object dtype, v3 ``string`` and ``variable_length_bytes``):
 
-    * hdmf-zarr reference datasets (``zarr_dtype`` attribute ``"object"``) and compound
-      datasets with reference or text fields (``zarr_dtype`` a list of fields) are read and
-      written by :mod:`zarrkit.references` in the destination's form (v2: ``json2`` object
-      arrays; v3: JSON texts in a string array), attributes and chunks kept, so that every
-      reference still resolves;
+    * hdmf-zarr reference datasets (``zarr_dtype`` ``"object"``, ``_DTYPE``
+      ``"object_reference"``) and compound datasets with reference or text fields
+      (``zarr_dtype`` a list of fields, ``_REFERENCE_FIELDS``) are read and written by
+      :mod:`zarrkit.references` in the destination's form (v2: ``json2`` object arrays;
+      v3: paths in a string array, or a struct), chunks kept, so that every reference
+      still resolves;
     * text (vlen-utf8, vlen-bytes; or another object codec whose elements are all ``str``,
       or all ``bytes``) becomes a string (bytes) array;
     * to a v2 destination, ``json2`` and ``msgpack2`` arrays of other objects keep their
@@ -154,8 +164,11 @@ def convert(
         nodes = list(_walk(root))
     # Plan (and check) every node before the destination is opened: a refusal leaves it
     # as it was (a zip destination opened for writing would already be truncated).
+    specifications = _specification_prefix(source_store)
     plans = [_plan(relative, node, join_path(node_path, relative), zarr_format=zarr_format,
-                   compressors=compressors, chunks=chunks, shards=shards)
+                   compressors=compressors, chunks=chunks, shards=shards,
+                   specification=isinstance(node, Array) and specifications is not None
+                   and node.name.startswith(specifications))
              for relative, node in nodes]
     dest_store = make_store(dest, mode="w" if overwrite else "a")
     report, finish = progress_callback(progress, "zarrkit convert")
@@ -171,7 +184,7 @@ def convert(
                 if not kept:
                     from zarrkit.hierarchy.nodes import create_group_node
 
-                    create_group_node(dest_store, target, node.attrs.asdict(),
+                    create_group_node(dest_store, target, plan.attributes,
                                       zarr_format=zarr_format, overwrite=overwrite)
                 if result is None:
                     result = open_group(dest_store, mode="r+", path=target)
@@ -181,6 +194,11 @@ def convert(
             new = (open_array(UnchangedSkipped(dest_store), mode="r+", path=target) if kept
                    else create_array(dest_store, name=target, overwrite=overwrite,
                                      **plan.options))
+            if plan.kind == "scalar":  # one element, from shape (1,) to () or back
+                value = np.asarray(node[...]).reshape(-1)[:1]
+                value = value if plan.transform is None else plan.transform(value)
+                new[...] = value.reshape(new.shape)
+                continue
             for region in _copy_regions(node.shape, new.shards or new.chunks,
                                         node.dtype.itemsize):
                 _copy_block(plan, node, new, region)
@@ -273,25 +291,57 @@ def _copy_block(plan: _Plan, node: Array, new: Array, region: tuple[slice, ...])
     new[region] = values if plan.transform is None else plan.transform(values)
 
 
+def _specification_prefix(store: Store) -> str | None:
+    """Where the source, if it is an hdmf-zarr file, caches its specifications (see
+    :func:`zarrkit.hdmf.convention.specification_prefix`): read from its root group, as
+    a conversion of part of the file copies those datasets too."""
+    from zarrkit.api import open_group
+    from zarrkit.hdmf.convention import specification_prefix
+
+    found = find_node(store, "")
+    if found is None or found.kind != "group":
+        return None
+    return specification_prefix(open_group(store, mode="r", consolidated=False))
+
+
 def _plan(relative: str, node: Array | Group, target: str, *, zarr_format: int,
-          compressors: Any, chunks: Any, shards: Any) -> _Plan:
+          compressors: Any, chunks: Any, shards: Any, specification: bool = False) -> _Plan:
     """How ``node`` is written, checked now: its metadata is created in a scratch memory
     store, and an object array's values are read (and, for references, encoded) to find
-    what the destination cannot hold."""
+    what the destination cannot hold. ``specification``: ``node`` is a source of an
+    hdmf-zarr file's cached specifications, a scalar dataset in both conventions."""
+    from zarrkit.hdmf.convention import (
+        dataset_attributes,
+        group_attributes,
+        is_hdmf_dataset,
+        scalar_shape,
+    )
+    from zarrkit.hierarchy.links import convention_for
+    from zarrkit.references import is_reference_dataset
     from zarrkit.storage.memory import MemoryStore
 
+    convention = convention_for(zarr_format)
     scratch = MemoryStore()
     if isinstance(node, Group):
         from zarrkit.hierarchy.nodes import create_group_node
 
-        create_group_node(scratch, target, node.attrs.asdict(), zarr_format=zarr_format)
-        return _Plan(relative, node, "group",
+        attributes = group_attributes(node.attrs.asdict(), convention, node.name)
+        create_group_node(scratch, target, attributes, zarr_format=zarr_format)
+        return _Plan(relative, node, "group", attributes=attributes,
                      documents=scratch.get_many(_node_document_keys(target)))
     options = _array_options(node, zarr_format=zarr_format, compressors=compressors,
                              chunks=chunks, shards=shards)
+    options["attributes"] = dataset_attributes(node, convention, specification=specification)
     plan = _Plan(relative, node, "array", options)
-    if node.dtype.hasobject:
-        _plan_objects(plan, zarr_format)
+    hdmf_text = is_hdmf_dataset(node)
+    if is_reference_dataset(node):
+        _plan_references(plan, zarr_format)
+    elif node.dtype.hasobject:
+        _plan_objects(plan, zarr_format, hdmf_text=hdmf_text)
+    shape = scalar_shape(node, convention, specification=specification)
+    if shape is not None and plan.kind == "array":
+        plan.kind = "scalar"
+        options.update(shape=shape, chunks=shape)
     from zarrkit.api import create_array
 
     trial = create_array(scratch, name=target, **plan.options)
@@ -301,29 +351,40 @@ def _plan(relative: str, node: Array | Group, target: str, *, zarr_format: int,
     return plan
 
 
-def _plan_objects(plan: _Plan, zarr_format: int) -> None:
-    """Plan the copy of an array of objects (or with object fields): see :func:`convert`."""
-    from zarrkit.hdmf.dtypes import REFERENCE_DTYPES
-    from zarrkit.references import ZARR_DTYPE, reference_array_options
+def _plan_references(plan: _Plan, zarr_format: int) -> None:
+    """Plan the copy of an hdmf-zarr reference or compound dataset (either convention)
+    into the destination's convention."""
+    from zarrkit.references import read_references, reference_array_options, reference_fields
 
     array = plan.node
     assert isinstance(array, Array)
     where = f"array {array.name!r}"
     options = plan.options
-    zarr_dtype = array.attrs.get(ZARR_DTYPE)
-    references = isinstance(zarr_dtype, str) and zarr_dtype in REFERENCE_DTYPES
-    if references or isinstance(zarr_dtype, list):
-        try:
-            storage = reference_array_options(
-                zarr_format, zarr_dtype if isinstance(zarr_dtype, list) else None)
-        except MetadataError as e:
-            raise MetadataError(f"{where}: not converted: {e}") from e
-        for key in ("filters", "fill_value"):
-            options.pop(key, None)
-        del storage["attributes"]  # the source's attributes are kept as they are
-        options.update(storage)
-        plan.kind = "references"
-        return
+    try:
+        fields = reference_fields(array)
+        # hdmf-zarr 0.14's fixed-length fields are as wide as their longest value.
+        rows = read_references(array) if fields is not None and zarr_format == 3 else None
+        storage = reference_array_options(zarr_format, fields, rows=rows)
+    except (MetadataError, TypeError, ValueError) as e:
+        raise MetadataError(f"{where}: not converted: {e}") from e
+    for key in ("filters", "fill_value"):
+        options.pop(key, None)
+    attributes = storage.pop("attributes")
+    if all(key in options["attributes"] for key in attributes):
+        attributes = {}  # already in the destination's convention: kept as they are
+    options.update(storage)
+    options["attributes"] = {**options["attributes"], **attributes}
+    plan.kind = "references"
+
+
+def _plan_objects(plan: _Plan, zarr_format: int, *, hdmf_text: bool = False) -> None:
+    """Plan the copy of an array of objects (or with object fields): see :func:`convert`.
+    ``hdmf_text``: an hdmf-zarr dataset, whose text a v3 copy stores as ``str`` (as
+    hdmf-zarr 0.14 does)."""
+    array = plan.node
+    assert isinstance(array, Array)
+    where = f"array {array.name!r}"
+    options = plan.options
     if array.dtype.fields is not None:
         raise MetadataError(
             f"{where}: a structured dtype with object fields ({array.dtype}) is only "
@@ -342,6 +403,26 @@ def _plan_objects(plan: _Plan, zarr_format: int) -> None:
         options["dtype"] = bytes
     else:
         _plan_coded_objects(plan, [c for c in codecs if c], zarr_format)
+    if hdmf_text and zarr_format == 3 and options["dtype"] is bytes:
+        options["dtype"] = str
+        plan.transform = _utf8_text(where)
+        if isinstance(options.get("fill_value"), bytes):
+            options["fill_value"] = _utf8_text(where)(options["fill_value"])
+
+
+def _utf8_text(where: str) -> Callable[[Any], Any]:
+    """Bytes elements as str (UTF-8), as hdmf-zarr 0.14 stores ASCII text in Zarr v3,
+    which has no byte strings; MetadataError naming ``where`` for bytes that are not."""
+    def decode(value: Any) -> Any:
+        if isinstance(value, bytes | np.bytes_):
+            try:
+                return bytes(value).decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise MetadataError(f"{where}: not converted: {value!r:.80} is not UTF-8 "
+                                    f"text, which hdmf-zarr 0.14 stores as str") from e
+        return value
+
+    return np.frompyfunc(decode, 1, 1)  # type: ignore[no-any-return]
 
 
 def _plan_coded_objects(plan: _Plan, codecs: list[str], zarr_format: int) -> None:
@@ -393,13 +474,13 @@ _empty_str_as_bytes = np.frompyfunc(lambda v: b"" if isinstance(v, str) and not 
 def _check_references(array: Array, trial: Array) -> None:
     """Read and encode the references of ``array`` in the form ``trial`` (the
     destination's metadata, in a scratch store) stores them, writing nothing."""
-    from zarrkit.references import _stored_values, read_references
+    from zarrkit.references import read_references, stored_references
 
     try:
         for region in _copy_regions(array.shape, trial.shards or trial.chunks,
                                     array.dtype.itemsize):
             if math.prod(r.stop - r.start for r in region):
-                _stored_values(trial, read_references(array, region))
+                stored_references(trial, read_references(array, region))
     except (ZarrkitError, TypeError, ValueError) as e:
         raise MetadataError(f"array {array.name!r}: its references are not converted: "
                             f"{e}") from e
@@ -646,8 +727,8 @@ def v3_document_for_v2(metadata: ArrayMetadataV2, attributes: Mapping[str, Any],
     """
     from zarrkit.codecs.numcodecs_config import ARRAY_FILTERS, NUMERIC_SERIALISERS, OBJECT_CODECS
     from zarrkit.codecs.registry import codec_json_v3
-    from zarrkit.codecs.v3.spec import has_endianness
     from zarrkit.hierarchy.creation import validated_codecs
+    from zarrkit.metadata.dtypes import has_endianness
     from zarrkit.metadata.dtypes_v3 import data_type_v3_from_numpy
     from zarrkit.metadata.fill_value import default_fill_value, encode_fill_value_v3
     from zarrkit.metadata.v3 import ArrayMetadataV3

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from zarrkit.api import open_array
+from zarrkit.config import config
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.nodes import DEFAULT
 from zarrkit.storage.resolve import StoreLike
@@ -54,7 +55,8 @@ def create(
     dimension_names: Any = None,
     storage_options: dict[str, Any] | None = None,
     config: dict[str, Any] | None = None,
-    mode: str = "a",
+    mode: str | None = None,
+    data: Any = None,
     compressors: Any = "auto",
     shards: Any = None,
     serializer: Any = "auto",
@@ -64,15 +66,21 @@ def create(
     ``chunk_key_encoding`` may be zarr-python's tuple ``("default", "/")``. An existing
     node is an error unless ``overwrite``. ``synchronizer``, ``chunk_store``,
     ``cache_metadata``, ``cache_attrs`` and ``meta_array`` are accepted and have no effect.
+    ``mode`` None is ``"a"``; ``data`` (zarr-python 3.4) is written into the new array,
+    whose shape and data type it does not set.
 
     >>> import zarrkit as zk
     >>> z = zk.create((10,), chunks=5, dtype="u1", fill_value=3, zarr_format=2)
     >>> z.fill_value, z.metadata.compressor
     (np.uint8(3), {'id': 'zstd', 'level': 0})
+    >>> zk.create((3,), dtype="i2", data=[1, 2, 3])[...]
+    array([1, 2, 3], dtype=int16)
     """
     if read_only:
         raise ValueError("read_only=True does not apply to a new array; open it with mode='r'")
-    return open_array(
+    if mode is None:
+        mode = "a"
+    array = open_array(
         store, mode="w" if overwrite else ("w-" if mode == "a" else mode), path=path,
         zarr_version=zarr_version, zarr_format=zarr_format,
         storage_options=storage_options, shape=shape, chunks=chunks, dtype=dtype,
@@ -82,6 +90,9 @@ def create(
         chunk_shape=chunk_shape, chunk_key_encoding=chunk_key_encoding, codecs=codecs,
         dimension_names=dimension_names, config=config, compressors=compressors,
         shards=shards, serializer=serializer)
+    if data is not None:
+        array[...] = data
+    return array
 
 
 def empty(shape: Any, **kwargs: Any) -> Array:
@@ -126,9 +137,11 @@ def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
     return create(shape=shape, fill_value=fill_value, **kwargs)
 
 
-def _like_arguments(a: Any) -> dict[str, Any]:
-    """The shape, chunks, dtype and (for an Array) codecs of ``a``, as zarr-python copies
-    them into a new array "like" it."""
+def _like_arguments(a: Any, zarr_format: int | None) -> dict[str, Any]:
+    """The shape, chunks, dtype and (for an Array) fill value and codecs of ``a``, as
+    zarr-python 3.4 copies them into a new array "like" it: the new array has ``a``'s
+    format unless ``zarr_format`` asks for the other, and then its own format's default
+    codecs (a format's codecs mean nothing in the other)."""
     like: dict[str, Any] = {}
     shape = getattr(a, "shape", None)
     if isinstance(shape, tuple):
@@ -139,53 +152,58 @@ def _like_arguments(a: Any) -> dict[str, Any]:
     if hasattr(a, "dtype"):
         like["dtype"] = a.dtype
     if isinstance(a, Array):
-        if a.zarr_format == 2:
+        like["fill_value"] = a.fill_value
+        if zarr_format is None:
+            zarr_format = a.zarr_format
+        if zarr_format == a.zarr_format == 2:
             like["order"] = a.order
             like["compressor"] = a.metadata.compressor
             like["filters"] = a.metadata.filters
-        else:
+        elif zarr_format == a.zarr_format:
             # The stored chain on the stored grid (a sharded array's shard shape).
             like["codecs"] = a.metadata.codecs
             like["chunks"] = tuple(a.metadata.chunks)
-        like["zarr_format"] = a.zarr_format
+    if zarr_format is not None:
+        like["zarr_format"] = zarr_format
     return like
 
 
-def empty_like(a: Any, **kwargs: Any) -> Array:
-    """A new empty array with the shape, chunks, dtype and codecs of ``a`` (its fill value
-    too, for a zarrkit Array).
+def empty_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+    """A new empty array with the shape, chunks, dtype, fill value and codecs of ``a``
+    (in ``a``'s Zarr format unless ``zarr_format`` says otherwise).
 
     >>> import zarrkit as zk
     >>> zk.empty_like(np.zeros((3, 2), "u1")).shape
     (3, 2)
     """
-    like = _like_arguments(a) | kwargs
-    if isinstance(a, Array):
-        like.setdefault("fill_value", a.fill_value)
-    return empty(**like)
+    return empty(**(_like_arguments(a, zarr_format) | kwargs))
 
 
-def zeros_like(a: Any, **kwargs: Any) -> Array:
+def zeros_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """A new array of zeros like ``a`` (see :func:`empty_like`).
 
     >>> import zarrkit as zk
     >>> zk.zeros_like(np.ones(2, "i1"))[...]
     array([0, 0], dtype=int8)
     """
-    return zeros(**(_like_arguments(a) | kwargs))
+    like = _like_arguments(a, zarr_format)
+    like.pop("fill_value", None)
+    return zeros(**(like | kwargs))
 
 
-def ones_like(a: Any, **kwargs: Any) -> Array:
+def ones_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """A new array of ones like ``a`` (see :func:`empty_like`).
 
     >>> import zarrkit as zk
     >>> zk.ones_like(np.zeros(2, "i1"))[...]
     array([1, 1], dtype=int8)
     """
-    return ones(**(_like_arguments(a) | kwargs))
+    like = _like_arguments(a, zarr_format)
+    like.pop("fill_value", None)
+    return ones(**(like | kwargs))
 
 
-def full_like(a: Any, **kwargs: Any) -> Array:
+def full_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """A new array like ``a`` filled with ``fill_value`` (by default a zarrkit Array's own
     fill value), as zarr-python's ``full_like``.
 
@@ -193,25 +211,23 @@ def full_like(a: Any, **kwargs: Any) -> Array:
     >>> zk.full_like(np.zeros(2), fill_value=4.0)[...]
     array([4., 4.])
     """
-    like = _like_arguments(a) | kwargs
-    if isinstance(a, Array):
-        like.setdefault("fill_value", a.fill_value)
-    return full(**like)
+    return full(**(_like_arguments(a, zarr_format) | kwargs))
 
 
-def open_like(a: Any, path: str, **kwargs: Any) -> Array:
+def open_like(a: Any, path: str, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """Open the array at ``path`` (``store=`` in ``kwargs``), creating it like ``a`` when
-    missing; ``kwargs`` are those of :func:`zarrkit.open_array`.
+    missing; ``kwargs`` are those of :func:`zarrkit.open_array`. Codecs are copied when
+    the array opened or created is in ``a``'s format (``zarr_format``, by default
+    ``zarrkit.config``'s).
 
     >>> import zarrkit as zk
     >>> s = {}
     >>> zk.open_like(zk.zeros((3,), dtype="u2"), "x", store=s).dtype
     dtype('uint16')
     """
-    like = _like_arguments(a) | kwargs
-    if isinstance(a, Array):
-        like.setdefault("fill_value", a.fill_value)
-    return open_array(path=path, **like)
+    like = _like_arguments(a, zarr_format or config.default_zarr_format)
+    like.pop("zarr_format")
+    return open_array(path=path, zarr_format=zarr_format, **(like | kwargs))
 
 
 def array(data: Any, **kwargs: Any) -> Array:

@@ -98,6 +98,18 @@ class UnsupportedDataTypeError(MetadataError):
     """
 
 
+class DataTypeMismatchError(UnsupportedDataTypeError):
+    """A native dtype or data type JSON that is not the one a :mod:`zarrkit.dtype` class
+    wraps (what zarr-python raises a ``DataTypeValidationError`` for); a registry then
+    tries the next class.
+
+    >>> from zarrkit.dtype import Int8
+    >>> Int8.from_json("int16", zarr_format=3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.DataTypeMismatchError: Invalid JSON representation of Int8. Got 'int16'...
+    """
+
+
 class UnsupportedExtensionError(MetadataError):
     """A ``must_understand`` extension that zarrkit does not implement.
 
@@ -395,6 +407,27 @@ VindexInvalidSelectionError = IndexingError
 ArrayIndexError = IndexingError
 
 
+#: A data type zarr-python cannot build from its JSON or numpy form (3.2): zarrkit raises
+#: :class:`UnsupportedDataTypeError` there, also a ``ValueError``.
+DataTypeValidationError = UnsupportedDataTypeError
+
+#: Reading pickled data without zarr-python 3.4.2's opt-in: zarrkit decodes pickles with
+#: a restricted unpickler instead, and refuses only what names code outside its allowlist,
+#: with :class:`UnsafePickleError`.
+PickleCodecDisabledError = UnsafePickleError
+
+
+class ChunkNotFoundError(ZarrkitError, ValueError):
+    """A chunk expected in storage is missing: raised by a read of an array handle whose
+    ``read_missing_chunks`` is off (``config={"read_missing_chunks": False}`` or
+    ``zarrkit.config.set({"array.read_missing_chunks": False})``, as in zarr-python 3.2+),
+    naming the store and every missing chunk (shard) of the selection.
+
+    >>> issubclass(ChunkNotFoundError, ValueError)
+    True
+    """
+
+
 class NegativeStepError(IndexingError):
     """A slice with a negative step: zarr-python refuses them, zarrkit reads and writes
     them as numpy does, so it never raises this; the name exists for ``except`` clauses.
@@ -451,5 +484,14 @@ class CopyError(ZarrkitError, RuntimeError):
     something in the destination and ``if_exists`` is ``"raise"`` (zarr-python 2's name).
 
     >>> issubclass(CopyError, RuntimeError)
+    True
+    """
+
+
+class AttributeValueError(ZarrkitError, TypeError):
+    """An attribute value that JSON cannot hold (an object of another type than str,
+    numbers, bool, None, lists and dicts of them, numpy scalars and arrays).
+
+    >>> issubclass(AttributeValueError, TypeError)
     True
     """

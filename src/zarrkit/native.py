@@ -308,10 +308,18 @@ def array_chain(metadata: Any, storage_dtype: Any, fill: Any) -> Any | None:
     >>> chain = array_chain(meta, np.dtype("u2"), 0)
     >>> chain is None or chain.chunk_shape == (4,)
     True
+    >>> array_chain(array_metadata_v3(shape=(30,), dtype="u2", chunks=(5,),
+    ...                               shards=[[20, 10]]), np.dtype("u2"), 0) is None
+    True
     """
     import numpy as np
 
     dtype = np.dtype(storage_dtype)
+    grid = getattr(metadata, "chunk_grid", None)
+    if grid is not None and grid.name != "regular":
+        # A chain has one chunk (shard) shape; the engine would read every other chunk
+        # of a rectilinear grid with the first one's.
+        return None
     chunks = tuple(metadata.chunks)
     if (not available() or dtype.hasobject or dtype.kind in "OT"
             or not all(isinstance(c, int) for c in chunks)):

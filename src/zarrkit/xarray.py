@@ -6,10 +6,13 @@ variables, their dimensions are the format-3 ``dimension_names`` or the format-2
 ``_ARRAY_DIMENSIONS`` attribute (hidden from the attributes), and attributes pass through
 to xarray's CF decoding. The array fill value becomes ``_FillValue`` as xarray's zarr
 backend makes it: for format 2 by default (``use_zarr_fill_value_as_mask``), a format-3
-array's ``_FillValue`` attribute is decoded from its base64 form instead. Variables are
-lazy: nothing but metadata is read until values are asked for, and then only the chunks
-the selection touches; ``chunks={}`` gives dask arrays of one block per chunk (per shard
-when sharded).
+array's ``_FillValue`` attribute is decoded from its base64 form instead. Every variable
+gets the dtype (numpy's ``StringDType`` for variable-length strings), attributes and
+``encoding`` that ``engine="zarr"`` gives it (codecs as zarr-python's JSON of them, which
+both writers take back). Variables are lazy: nothing but metadata is read until values are
+asked for, and then only the chunks the selection touches; ``chunks={}`` gives dask arrays
+of one block per chunk (per inner chunk when sharded, as ``engine="zarr"``: ask for the
+shards with ``chunks=`` to have one task per shard).
 
 Writing (:func:`to_zarrkit`) encodes the dataset with xarray's own machinery (coordinates
 into the ``coordinates`` attributes, CF encoding of times, masks and scales as
@@ -51,6 +54,7 @@ from xarray.core import indexing
 from xarray.core.variable import Variable
 
 from zarrkit.api import consolidate_metadata, open_group
+from zarrkit.codecs.public import PublicCodec
 from zarrkit.dask import ArraySource, aligned_block_sizes, grid_boundaries
 from zarrkit.errors import ContainsNodeError, GroupNotFoundError, NodeNotFoundError
 from zarrkit.hierarchy.array import Array
@@ -81,6 +85,59 @@ def _variable_dtype(array: Array) -> np.dtype[Any]:
         if "vlen-bytes" in names:
             return coding.strings.create_vlen_dtype(bytes)
     return dtype
+
+
+def _encoding_codec(codec: Any) -> Any:
+    """A codec of an opened array as the ``encoding`` holds it: numcodecs objects (format
+    2) as they are, format-3 codecs as the JSON that zarr-python's ``to_dict`` gives, which
+    both ``to_zarrkit`` and ``Dataset.to_zarr`` take back (zarrkit's codec objects are not
+    zarr-python's, which refuses them)."""
+    if isinstance(codec, PublicCodec):
+        return codec.to_dict()
+    return _codec_json(codec)
+
+
+def _chunk_sizes(regular: tuple[Any, ...], sizes: tuple[tuple[int, ...], ...]
+                 ) -> tuple[Any, ...]:
+    """Chunk sizes as xarray's zarr backend gives them: ``regular`` (the chunk shape) for
+    a regular grid, else per dimension the length of its chunks where they are all the
+    same (the last one may be shorter), the tuple of ``sizes`` (clipped at the edge)
+    where they are not.
+
+    >>> _chunk_sizes((2, 3), ((2, 2, 1), (3,)))
+    (2, 3)
+    >>> _chunk_sizes((2, (1, 2, 4)), ((2, 2, 1), (1, 2, 3)))
+    (2, (1, 2, 3))
+    """
+    if all(isinstance(n, int) for n in regular):
+        return tuple(regular)
+    compact: list[Any] = []
+    for lengths in sizes:
+        lengths = tuple(lengths)
+        if not lengths:
+            compact.append((0,))
+        elif len(set(lengths[:-1])) <= 1 and lengths[-1] <= lengths[0]:
+            compact.append(lengths[0])
+        else:
+            compact.append(lengths)
+    return tuple(compact)
+
+
+def _codec_ids(codecs: Any) -> list[str]:
+    """The ids (format 2) or names (format 3) of codecs given as objects or JSON.
+
+    >>> _codec_ids([{"id": "vlen-utf8"}, {"name": "zstd", "configuration": {}}])
+    ['vlen-utf8', 'zstd']
+    """
+    if codecs is None or isinstance(codecs, str):
+        return []
+    ids = []
+    for codec in codecs:
+        if isinstance(codec, Mapping):
+            ids.append(str(codec.get("id", codec.get("name", ""))))
+        else:
+            ids.append(str(getattr(codec, "codec_id", None) or getattr(codec, "name", "")))
+    return ids
 
 
 def _codec_json(codec: Any) -> Any:
@@ -225,8 +282,9 @@ class ZarrkitDataStore(AbstractDataStore):
         return arrays
 
     def open_store_variable(self, name: str, array: Array) -> Variable:
-        """The lazy xarray Variable of one array, with its encoding (chunks, shards,
-        preferred chunks: the storage grid, codecs) as xarray's zarr backend gives it.
+        """The lazy xarray Variable of one array, with the dtype and the encoding (chunks
+        and preferred chunks: the inner chunks; shards; codecs; the numpy dtype of strings;
+        format 3's fill value) that xarray's zarr backend gives it.
 
         >>> import zarrkit as zk
         >>> g = zk.group({})
@@ -235,20 +293,27 @@ class ZarrkitDataStore(AbstractDataStore):
         {'x': 2}
         """
         dimensions, attributes = _dimensions_and_attributes(array)
-        data = indexing.LazilyIndexedArray(ZarrkitBackendArray(array))
-        grid = array.shards or array.chunks
-        compressors, filters = array.compressors, array.filters
-        sharding = getattr(array, "_pipeline_sharding", None)
-        if sharding is not None:  # the inner chunks' codecs, as zarr-python reports them
-            compressors = tuple(sharding.inner_pipeline.bytes_bytes)
-            filters = tuple(sharding.inner_pipeline.array_array)
+        wrapper = ZarrkitBackendArray(array)
+        data = indexing.LazilyIndexedArray(wrapper)
+        chunks = _chunk_sizes(array.chunks, array.read_chunk_sizes)
         encoding: dict[str, Any] = {
-            "chunks": tuple(array.chunks),
-            "preferred_chunks": dict(zip(dimensions, grid, strict=True)),
-            "shards": array.shards,
-            "compressors": tuple(_codec_json(codec) for codec in compressors),
-            "filters": tuple(_codec_json(codec) for codec in filters),
+            "chunks": chunks,
+            # xarray's zarr backend prefers the (inner) chunks, not the shards.
+            "preferred_chunks": dict(zip(dimensions, chunks, strict=True)),
         }
+        if wrapper.dtype.kind == "T":
+            # Keeps numpy's StringDType through xarray's decoding, as engine="zarr" does
+            # (without it, Numpy2StringDTypeCoder turns it into objects, dropping the
+            # encoding).
+            encoding["dtype"] = wrapper.dtype
+        shards = array.shards
+        encoding.update(
+            compressors=tuple(_encoding_codec(codec) for codec in array.compressors),
+            filters=tuple(_encoding_codec(codec) for codec in array.filters),
+            shards=shards if shards is None else _chunk_sizes(shards,
+                                                              array.write_chunk_sizes))
+        if array.zarr_format == 3:
+            encoding["serializer"] = _encoding_codec(array.serializer)
         if self._use_mask:
             # As xarray's zarr backend: the fill value masks, as netCDF's _FillValue does.
             if array.fill_value is not None:
@@ -257,8 +322,10 @@ class ZarrkitDataStore(AbstractDataStore):
             if array.zarr_format == 3:
                 encoding["fill_value"] = array.fill_value
             if "_FillValue" in attributes:
-                dtype: Any = _variable_dtype(array)
-                if coding.strings.check_vlen_dtype(dtype) is str:
+                dtype: Any = wrapper.dtype
+                # xarray passes zarr-python's StringDType here, which its FillValueCoder
+                # refuses; the names it has for variable-length types decode instead.
+                if dtype.kind == "T" or coding.strings.check_vlen_dtype(dtype) is str:
                     dtype = "string"
                 elif coding.strings.check_vlen_dtype(dtype) is bytes:
                     dtype = "bytes"
@@ -400,6 +467,13 @@ def _zarrkit_options(encoding: Mapping[str, Any]) -> dict[str, Any]:
 
 _WRITE_MODES = ("w", "w-", "a", "a-", "r+")
 
+# What ``Dataset.to_zarr`` compresses a new format-2 array with when the encoding names no
+# compressors: zarr-python 3.4's ``Group.create`` (which xarray calls) turns its default
+# ``compressor="auto"`` into numcodecs' ``Blosc()``, whose configuration this is (not
+# ``create_array``'s Zstd, zarrkit's own default).
+_TO_ZARR_V2_COMPRESSOR = {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1,
+                          "blocksize": 0}
+
 
 def _choose_mode(mode: str | None, append_dim: Hashable | None, region: Any) -> str:
     """The write mode as ``Dataset.to_zarr`` chooses it (xarray's ``_choose_default_mode``):
@@ -528,9 +602,11 @@ def _write_new_group(dataset: xr.Dataset, store: Any, *, zarr_format: int, mode:
     """Modes ``"w"`` and ``"w-"``: create the group and every variable."""
     variables, attributes = conventions.encode_dataset_coordinates(dataset)
     checked = _apply_encoding(variables, encoding)
+    group_attributes = {k: encode_zarr_attr_value(v) for k, v in attributes.items()}
     root = open_group(store, mode=mode, path=group, zarr_format=zarr_format,
-                      attributes={k: encode_zarr_attr_value(v) for k, v in attributes.items()},
-                      storage_options=storage_options)
+                      attributes=group_attributes, storage_options=storage_options)
+    if not group_attributes and zarr_format == 2:
+        root.attrs.put({})   # to_zarr writes the group's .zattrs even when it is empty
     writes: list[tuple[Array, tuple[slice, ...], Any]] = []
     for name, variable in variables.items():
         array, values = _create_variable_array(root, str(name), variable,
@@ -865,13 +941,22 @@ def _encode_new_variable(name: str, variable: Variable, zarr_format: Literal[2, 
         encoded, raise_on_invalid=check, name=name, zarr_format=zarr_format)
     attributes = {k: encode_zarr_attr_value(v) for k, v in attrs.items()}
     options = _zarrkit_options(zarr_encoding)
+    if zarr_format == 2 and "compressors" not in zarr_encoding:
+        options["compressors"] = [dict(_TO_ZARR_V2_COMPRESSOR)]
     if zarr_format == 3:
-        options["dimension_names"] = list(encoded.dims)
+        # None for a 0-d variable: zarr-python stores no dimension_names for an empty list
+        options["dimension_names"] = list(encoded.dims) or None
     else:
         attributes[DIMENSION_KEY] = list(encoded.dims)
     values = _writable(encoded.data)
     if coding.strings.check_vlen_dtype(dtype) is str or dtype.kind == "T":
         dtype = str   # variable-length UTF-8 (numpy's StringDType: zarr-python's v3 strings)
+    elif dtype.kind == "U" and "vlen-utf8" in _codec_ids(options.get("filters")):
+        # A format-2 string variable read back (StringDType, its vlen-utf8 filter in the
+        # encoding): xarray's encoding made it fixed-width, and to_zarr then writes a "<U"
+        # array with a vlen-utf8 filter that zarr-python cannot open. Written as the
+        # variable-length strings it was read from instead.
+        dtype = str
     options.update(shape=encoded.shape, dtype=dtype, fill_value=fill_value,
                    attributes=attributes,
                    write_empty_chunks=zarr_encoding.get("write_empty_chunks"))

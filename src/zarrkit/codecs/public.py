@@ -2,7 +2,7 @@
 
 These are the user-facing form of the v3 codecs in zarrkit's registry, free of any array:
 the same constructor arguments, defaults, attributes, equality and ``repr`` as
-zarr-python 3.1's ``zarr.codecs`` classes. Each turns into its metadata JSON with
+zarr-python 3.4's ``zarr.codecs`` classes. Each turns into its metadata JSON with
 :meth:`PublicCodec.to_dict` (what zarr-python returns) and is built back from it with
 :func:`public_codec`. Chunks are never encoded through these objects: arrays bind the JSON
 to their chunks through the registry (:mod:`zarrkit.codecs.v3`), which keeps the hot path
@@ -10,7 +10,7 @@ on the spec-bound codecs.
 
 >>> codec = BloscCodec(cname="zstd", clevel=3, shuffle="bitshuffle")
 >>> codec.clevel, codec.shuffle
-(3, <BloscShuffle.bitshuffle: 'bitshuffle'>)
+(3, 'bitshuffle')
 >>> public_codec(GzipCodec(level=1).to_dict()) == GzipCodec(level=1)
 True
 """
@@ -18,86 +18,110 @@ True
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from zarrkit.codecs.v3.base import parse_codec_entry
-from zarrkit.codecs.v3.spec import has_endianness
-from zarrkit.errors import MetadataError, UnknownCodecError
+from zarrkit.errors import MetadataError, UnknownCodecError, ZarrDeprecationWarning
+from zarrkit.metadata.dtypes import has_endianness
 
 ARRAY_ARRAY = "array -> array"
 ARRAY_BYTES = "array -> bytes"
 BYTES_BYTES = "bytes -> bytes"
 
+BLOSC_CNAMES = ("lz4", "lz4hc", "blosclz", "snappy", "zlib", "zstd")
+BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
+ENDIANS = ("little", "big")
+INDEX_LOCATIONS = ("start", "end")
+# zarr-python 3.3's choices; zarrkit lays every shard out in Morton order, which each
+# of them reads back identically (the order is not part of the metadata).
+SUBCHUNK_WRITE_ORDERS = ("morton", "unordered", "lexicographic", "colexicographic")
+#: zarr-python's type of ``ShardingCodec(subchunk_write_order=...)``.
+SubchunkWriteOrder = Literal["morton", "unordered", "lexicographic", "colexicographic"]
 
-class BloscCname(Enum):
-    """The compressor inside blosc.
 
-    >>> BloscCname("zstd")
-    <BloscCname.zstd: 'zstd'>
+class _DeprecatedNames(type):
+    """zarr-python 3.3's deprecated enums: a member name read from the class warns and
+    gives the literal string, which is what the codecs hold and compare."""
+
+    _members: tuple[str, ...]
+
+    def __getattr__(cls, name: str) -> str:
+        members: tuple[str, ...] = type.__getattribute__(cls, "_members")
+        if name in members:
+            warnings.warn(f"{cls.__name__}.{name} is deprecated; pass the string "
+                          f"{name!r} instead.", ZarrDeprecationWarning, stacklevel=2)
+            return name
+        raise AttributeError(name)
+
+
+class BloscCname(metaclass=_DeprecatedNames):
+    """Deprecated (as in zarr-python 3.3): pass the compressor inside blosc as a string.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     BloscCname.zstd
+    'zstd'
     """
 
-    lz4 = "lz4"
-    lz4hc = "lz4hc"
-    blosclz = "blosclz"
-    zstd = "zstd"
-    snappy = "snappy"
-    zlib = "zlib"
+    _members = BLOSC_CNAMES
 
 
-class BloscShuffle(Enum):
-    """The shuffle blosc applies before compressing.
+class BloscShuffle(metaclass=_DeprecatedNames):
+    """Deprecated (as in zarr-python 3.3): pass blosc's shuffle as a string.
 
     >>> BloscShuffle.from_int(2)
-    <BloscShuffle.bitshuffle: 'bitshuffle'>
+    'bitshuffle'
     """
 
-    noshuffle = "noshuffle"
-    shuffle = "shuffle"
-    bitshuffle = "bitshuffle"
+    _members = BLOSC_SHUFFLES
 
-    @classmethod
-    def from_int(cls, num: int) -> BloscShuffle:
+    @staticmethod
+    def from_int(num: int) -> str:
         """The shuffle of numcodecs' integer form (0, 1, 2)."""
-        names = ("noshuffle", "shuffle", "bitshuffle")
         if isinstance(num, bool) or num not in range(3):
             raise ValueError(f"Value must be between 0 and 2. Got {num}.")
-        return cls(names[num])
+        return BLOSC_SHUFFLES[num]
 
 
-class Endian(Enum):
-    """Byte order of the ``bytes`` codec.
+class Endian(metaclass=_DeprecatedNames):
+    """Deprecated (as in zarr-python 3.3): pass the ``bytes`` codec's byte order as a
+    string.
 
-    >>> Endian("big")
-    <Endian.big: 'big'>
+    >>> BytesCodec(endian="big").endian
+    'big'
     """
 
-    big = "big"
-    little = "little"
+    _members = ENDIANS
 
 
-class ShardingCodecIndexLocation(Enum):
-    """Where a shard keeps its index.
+class ShardingCodecIndexLocation(metaclass=_DeprecatedNames):
+    """Deprecated (as in zarr-python 3.3): pass where a shard keeps its index as a string.
 
-    >>> ShardingCodecIndexLocation("start")
-    <ShardingCodecIndexLocation.start: 'start'>
+    >>> ShardingCodec(chunk_shape=(2,), index_location="start").index_location
+    'start'
     """
 
-    start = "start"
-    end = "end"
+    _members = INDEX_LOCATIONS
 
 
-def _enum(value: Any, enum: type[Enum], what: str) -> Any:
-    if isinstance(value, enum):
+def _literal(value: Any, choices: tuple[str, ...], what: str, codec: str) -> str:
+    # An enum member (the enums zarr-python had until 3.3, or a user's str enum mirroring
+    # them) is taken by its value, with zarr-python's deprecation warning.
+    if isinstance(value, Enum):
+        warnings.warn(f"Passing an enum to {codec}(..., {what}=...) is deprecated; pass the "
+                      f"equivalent literal string instead.", ZarrDeprecationWarning,
+                      stacklevel=3)
+        value = value.value
+    if isinstance(value, str) and value in choices:
         return value
-    names = [member.value for member in enum]  # type: ignore[var-annotated]
-    if isinstance(value, str) and value in names:
-        return enum(value)
-    raise MetadataError(f"{what} must be one of {names}, found {value!r}")
+    raise MetadataError(f"{codec} {what} must be one of {list(choices)}, found {value!r}")
 
 
 def _int(value: Any, what: str, low: int | None = None, high: int | None = None) -> int:
@@ -181,33 +205,33 @@ class BloscCodec(PublicCodec):
     # attribute, part of its repr and equality).
     _tunable_attrs: set[str] = field(init=False)
     typesize: int
-    cname: BloscCname
+    cname: str
     clevel: int
-    shuffle: BloscShuffle
+    shuffle: str
     blocksize: int
 
-    def __init__(self, *, typesize: int | None = None,
-                 cname: BloscCname | str = BloscCname.zstd, clevel: int = 5,
-                 shuffle: BloscShuffle | str | None = None, blocksize: int = 0) -> None:
+    def __init__(self, *, typesize: int | None = None, cname: str = "zstd", clevel: int = 5,
+                 shuffle: str | None = None, blocksize: int = 0) -> None:
         tunable = set()
         if typesize is None:
             typesize = 1
             tunable.add("typesize")
         if shuffle is None:
-            shuffle = BloscShuffle.bitshuffle
+            shuffle = "bitshuffle"
             tunable.add("shuffle")
         object.__setattr__(self, "_tunable_attrs", tunable)
         object.__setattr__(self, "typesize", _int(typesize, "blosc typesize", 1))
-        object.__setattr__(self, "cname", _enum(cname, BloscCname, "blosc cname"))
+        object.__setattr__(self, "cname", _literal(cname, BLOSC_CNAMES, "cname", "BloscCodec"))
         object.__setattr__(self, "clevel", _int(clevel, "blosc clevel", 0, 9))
-        object.__setattr__(self, "shuffle", _enum(shuffle, BloscShuffle, "blosc shuffle"))
+        object.__setattr__(self, "shuffle", _literal(shuffle, BLOSC_SHUFFLES, "shuffle",
+                                                     "BloscCodec"))
         object.__setattr__(self, "blocksize", _int(blocksize, "blosc blocksize", 0))
 
     def to_dict(self) -> dict[str, Any]:
         """Every member, as zarr-python writes them."""
         return {"name": self.name, "configuration": {
-            "typesize": self.typesize, "cname": self.cname.value, "clevel": self.clevel,
-            "shuffle": self.shuffle.value, "blocksize": self.blocksize}}
+            "typesize": self.typesize, "cname": self.cname, "clevel": self.clevel,
+            "shuffle": self.shuffle, "blocksize": self.blocksize}}
 
     def to_json(self) -> dict[str, Any]:
         """Without the members left open: the array's codec fills them in from its item
@@ -225,15 +249,14 @@ class BloscCodec(PublicCodec):
         """The members left open chosen for ``dtype``.
 
         >>> BloscCodec().for_dtype(np.dtype("f8")).shuffle
-        <BloscShuffle.shuffle: 'shuffle'>
+        'shuffle'
         """
         item_size = 1 if dtype.kind == "O" else max(dtype.itemsize, 1)
         codec = self
         if "typesize" in self._tunable_attrs:
             codec = replace(codec, typesize=item_size)
         if "shuffle" in self._tunable_attrs:
-            codec = replace(codec, shuffle=BloscShuffle.bitshuffle if item_size == 1
-                            else BloscShuffle.shuffle)
+            codec = replace(codec, shuffle="bitshuffle" if item_size == 1 else "shuffle")
         return codec
 
 
@@ -314,17 +337,33 @@ class BytesCodec(PublicCodec):
     kind: ClassVar[str] = ARRAY_BYTES
     is_fixed_size: ClassVar[bool] = True
 
-    endian: Endian | None = Endian.little
+    endian: str | None = "little"
 
-    def __init__(self, *, endian: Endian | str | None = Endian.little) -> None:
-        object.__setattr__(self, "endian",
-                           None if endian is None else _enum(endian, Endian, "bytes endian"))
+    def __init__(self, *, endian: str | None = "little") -> None:
+        object.__setattr__(self, "endian", None if endian is None
+                           else _literal(endian, ENDIANS, "endian", "BytesCodec"))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BytesCodec:
+        """The codec of its JSON form; no ``endian`` there is none here (zarr-python 3.3
+        reads it so, and the round trip keeps it).
+
+        >>> BytesCodec.from_dict({"name": "bytes"})
+        BytesCodec(endian=None)
+        """
+        name, configuration, _ = parse_codec_entry(data)
+        if name != cls.name:
+            raise MetadataError(f"expected a codec named {cls.name!r}, found {name!r}")
+        if set(configuration) - {"endian"}:
+            raise MetadataError(f"codec 'bytes': unknown configuration member(s) "
+                                f"{sorted(set(configuration) - {'endian'})}")
+        return cls(endian=configuration.get("endian"))
 
     def to_dict(self) -> dict[str, Any]:
         """The byte order, when there is one."""
         if self.endian is None:
             return {"name": self.name}
-        return {"name": self.name, "configuration": {"endian": self.endian.value}}
+        return {"name": self.name, "configuration": {"endian": self.endian}}
 
     def for_dtype(self, dtype: np.dtype[Any]) -> BytesCodec:
         """No byte order for single-byte data types."""
@@ -358,6 +397,41 @@ class TransposeCodec(PublicCodec):
     def to_dict(self) -> dict[str, Any]:
         """The permutation."""
         return {"name": self.name, "configuration": {"order": self.order}}
+
+
+@dataclass(frozen=True)
+class ScaleOffset(PublicCodec):
+    """``scale_offset`` (array -> array): stores ``(x - offset) * scale``. Numbers or their
+    JSON text (a string keeps the exact spelling); the defaults are left out of the JSON.
+
+    >>> ScaleOffset(offset=1.5, scale=10).to_dict()
+    {'name': 'scale_offset', 'configuration': {'offset': 1.5, 'scale': 10}}
+    >>> ScaleOffset().to_dict()
+    {'name': 'scale_offset'}
+    """
+
+    name: ClassVar[str] = "scale_offset"
+    kind: ClassVar[str] = ARRAY_ARRAY
+    is_fixed_size: ClassVar[bool] = True
+
+    offset: int | float | str = 0
+    scale: int | float | str = 1
+
+    def __init__(self, *, offset: int | float | str = 0, scale: int | float | str = 1) -> None:
+        for what, value in (("offset", offset), ("scale", scale)):
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                raise MetadataError(f"scale_offset {what} must be a number or string, "
+                                    f"found {value!r}")
+        object.__setattr__(self, "offset", offset)
+        object.__setattr__(self, "scale", scale)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The members that are not their defaults."""
+        configuration = {k: v for k, v, default in (("offset", self.offset, 0),
+                                                     ("scale", self.scale, 1)) if v != default}
+        if not configuration:
+            return {"name": self.name}
+        return {"name": self.name, "configuration": configuration}
 
 
 @dataclass(frozen=True)
@@ -399,7 +473,7 @@ class ShardingCodec(PublicCodec):
     """``sharding_indexed`` (array -> bytes): inner chunks of ``chunk_shape`` in one shard.
 
     >>> ShardingCodec(chunk_shape=(2,), codecs=[{"name": "bytes"}]).codecs
-    (BytesCodec(endian=<Endian.little: 'little'>),)
+    (BytesCodec(endian=None),)
     """
 
     name: ClassVar[str] = "sharding_indexed"
@@ -409,20 +483,25 @@ class ShardingCodec(PublicCodec):
     chunk_shape: tuple[int, ...]
     codecs: tuple[Any, ...]
     index_codecs: tuple[Any, ...]
-    index_location: ShardingCodecIndexLocation
+    index_location: str
+    # zarr-python's layout choice, kept only on the object: it is not in the metadata.
+    subchunk_write_order: str = "morton"
 
     def __init__(self, *, chunk_shape: Iterable[int] | int,
                  codecs: Iterable[Any] = (BytesCodec(),),
                  index_codecs: Iterable[Any] = (BytesCodec(), Crc32cCodec()),
-                 index_location: ShardingCodecIndexLocation | str
-                 = ShardingCodecIndexLocation.end) -> None:
+                 index_location: str = "end", subchunk_write_order: str = "morton") -> None:
         shape = (chunk_shape,) if isinstance(chunk_shape, int) else chunk_shape
         object.__setattr__(self, "chunk_shape",
                            tuple(_int(n, "sharding chunk_shape", 1) for n in shape))
         object.__setattr__(self, "codecs", _codec_tuple(codecs, "codecs"))
         object.__setattr__(self, "index_codecs", _codec_tuple(index_codecs, "index_codecs"))
-        object.__setattr__(self, "index_location", _enum(
-            index_location, ShardingCodecIndexLocation, "sharding index_location"))
+        object.__setattr__(self, "index_location", _literal(
+            index_location, INDEX_LOCATIONS, "index_location", "ShardingCodec"))
+        if subchunk_write_order not in SUBCHUNK_WRITE_ORDERS:
+            raise MetadataError(f"Unrecognized subchunk write order: {subchunk_write_order}. "
+                                f"Only {SUBCHUNK_WRITE_ORDERS} are allowed.")
+        object.__setattr__(self, "subchunk_write_order", subchunk_write_order)
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration with the inner codecs' JSON forms."""
@@ -430,7 +509,7 @@ class ShardingCodec(PublicCodec):
             "chunk_shape": self.chunk_shape,
             "codecs": tuple(_to_dict(c) for c in self.codecs),
             "index_codecs": tuple(_to_dict(c) for c in self.index_codecs),
-            "index_location": self.index_location.value}}
+            "index_location": self.index_location}}
 
     def to_json(self) -> dict[str, Any]:
         """The inner codecs' JSON as they are written."""
@@ -456,7 +535,8 @@ def _to_json(codec: Any) -> dict[str, Any]:
 
 _BY_NAME: dict[str, type[PublicCodec]] = {
     cls.name: cls for cls in (BloscCodec, GzipCodec, ZstdCodec, Crc32cCodec, BytesCodec,
-                              TransposeCodec, VLenUTF8Codec, VLenBytesCodec, ShardingCodec)
+                              TransposeCodec, ScaleOffset, VLenUTF8Codec, VLenBytesCodec,
+                              ShardingCodec)
 }
 
 

@@ -40,9 +40,12 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.daf.anndata_zarr import is_hdf5_file, read_anndata_zarr
 from zarrkit.daf.dataset import DafDataset, open_dataset
 from zarrkit.daf.values import is_sparse, normalize_scalar
 from zarrkit.errors import DafValueError, MissingDependencyError
+from zarrkit.hierarchy.group import Group
+from zarrkit.storage.base import Store
 
 _UNSUPPORTED = ("warn", "error", "ignore")
 
@@ -86,9 +89,12 @@ def _column(series: Any) -> np.ndarray[Any, Any] | None:
 def from_anndata(adata: Any, path: Any, *, obs_axis: str = "obs", var_axis: str = "var",
                  x_name: str = "X", mode: str = "w", name: str | None = None,
                  zarr_format: int | None = None, unsupported: str = "warn") -> DafDataset:
-    """Write an AnnData object (or the path of an ``.h5ad`` file) into a Daf data set and
-    return it, open: ``path`` is anything :func:`zarrkit.daf.open` takes (opened with
-    ``mode``, ``name`` and ``zarr_format``), or an open writable DafDataset.
+    """Write an AnnData object into a Daf data set and return it, open. ``adata`` may also
+    be the path of an ``.h5ad`` file, or the path, store or group of an AnnData Zarr store
+    (``anndata.write_zarr``'s, Zarr v2 or v3), read by zarrkit
+    (:func:`~zarrkit.daf.anndata_zarr.read_anndata_zarr`). ``path`` is anything
+    :func:`zarrkit.daf.open` takes (opened with ``mode``, ``name`` and ``zarr_format``), or
+    an open writable DafDataset.
 
     >>> import numpy as np, anndata, zarrkit as zk
     >>> adata = anndata.AnnData(X=np.ones((2, 1)), uns={"organism": "human"})
@@ -100,8 +106,10 @@ def from_anndata(adata: Any, path: Any, *, obs_axis: str = "obs", var_axis: str 
     anndata = _anndata()
     if unsupported not in _UNSUPPORTED:
         raise DafValueError(f"unsupported must be one of {_UNSUPPORTED}, found {unsupported!r}")
-    if isinstance(adata, (str, os.PathLike)):
+    if isinstance(adata, (str, os.PathLike)) and is_hdf5_file(adata):
         adata = anndata.read_h5ad(adata)
+    elif isinstance(adata, (str, os.PathLike, Store, Group)):
+        adata = read_anndata_zarr(adata, warn=lambda message: _report(unsupported, message))
     if obs_axis == var_axis:
         raise DafValueError(f"the obs and var axes must differ, both are {obs_axis!r}")
     daf = path if isinstance(path, DafDataset) else open_dataset(
@@ -122,9 +130,15 @@ def from_anndata(adata: Any, path: Any, *, obs_axis: str = "obs", var_axis: str 
                     _report(unsupported, f"{label}[{column!r}] ({frame[column].dtype}) has "
                                          "no Daf form; not converted")
                     continue
-                daf.set_vector(axis, str(column), values)
+                try:
+                    daf.set_vector(axis, str(column), values)
+                except DafValueError as e:  # e.g. a column named as Daf's reserved "name"
+                    _report(unsupported, f"{label}[{column!r}] cannot be a Daf vector ({e}); "
+                                         "not converted")
         matrices = ([(obs_axis, var_axis, x_name, adata.X)] if adata.X is not None else [])
-        matrices += [(obs_axis, var_axis, k, v) for k, v in adata.layers.items()]
+        # anndata 0.13 shows X among the layers under the key None
+        matrices += [(obs_axis, var_axis, k, v) for k, v in adata.layers.items()
+                     if k is not None]
         matrices += [(obs_axis, obs_axis, k, v) for k, v in adata.obsp.items()]
         matrices += [(var_axis, var_axis, k, v) for k, v in adata.varp.items()]
         for rows, columns, key, value in matrices:

@@ -10,20 +10,28 @@ Two vocabularies meet here:
   ``"uint64"``, ``"uint32"``, ``"uint16"``, ``"uint8"``, ``"bool"``, ``"text"``
   (unicode), ``"ascii"``, ``"isodatetime"``, ``"object"`` (an object reference), and a
   compound dtype: a list of ``{"name", "dtype"}`` fields.
-* **``zarr_dtype`` attribute values**, which hdmf-zarr writes on every dataset: the name
-  of the Python or numpy type it stored (``"float64"``, ``"int16"``, ``"uint8"``,
+* **``zarr_dtype`` attribute values**, which hdmf-zarr 0.13 writes on every dataset: the
+  name of the Python or numpy type it stored (``"float64"``, ``"int16"``, ``"uint8"``,
   ``"bool"``; ``"str"`` for unicode text, ``"bytes"`` for ASCII text and ISO 8601 dates;
   ``"float"`` for data that was a list of Python floats, stored as 64 bit), ``"object"``
   for references, ``"scalar"`` for a scalar dataset (stored with shape ``(1,)``), or a
   list of ``{"name", "dtype"}`` for a compound one. So ``zarr_dtype`` ``"str"`` is
   unicode while the hdmf dtype ``"str"`` is ASCII, and ``zarr_dtype`` ``"float"`` is 64
   bit while the hdmf ``"float"`` is 32.
+* **``_DTYPE`` attribute values**, which hdmf-zarr 0.14 writes on every dataset but
+  compound ones (Zarr v3 files): the same type names (``"float64"``, ``"int32"``,
+  ``"bool"``, ``"float"``...; ``"str"`` for all text, as Zarr v3 has no byte strings, so
+  ASCII text and dates are stored and read as unicode), numpy's type codes for data
+  written chunk by chunk (``"<f8"``), and ``"object_reference"`` for references. A
+  scalar dataset has shape ``()`` and its element's type. A compound dataset has a v3
+  ``struct`` data type and, with references, ``_REFERENCE_FIELDS``.
 
 :func:`storage_dtype` maps an hdmf dtype to how hdmf-zarr stores it (numpy dtype, v2
-object codec, ``zarr_dtype``); :func:`hdmf_dtype_of` reads a stored array's hdmf dtype,
-from its ``zarr_dtype`` attribute where that tells more than the storage (references,
-compounds, ASCII versus unicode in object arrays) and from the storage otherwise.
-``"isodatetime"`` is stored as ASCII text, so it reads back as ``"ascii"``.
+object codec, ``zarr_dtype``; :meth:`StorageDtype.array_options` in either convention);
+:func:`hdmf_dtype_of` reads a stored array's hdmf dtype, from its ``_DTYPE`` or
+``zarr_dtype`` attribute where that tells more than the storage (references, compounds,
+ASCII versus unicode in object arrays) and from the storage otherwise. ``"isodatetime"``
+is stored as ASCII text, so it reads back as ``"ascii"`` (as ``"text"`` in 0.14's files).
 
 >>> storage_dtype("float").dtype, storage_dtype("text").object_codec
 (dtype('float32'), 'vlen-utf8')
@@ -40,6 +48,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from zarrkit.hierarchy.links import HDMF_ZARR_013, HDMF_ZARR_014, convention_for
 
 if TYPE_CHECKING:
     from zarrkit.hierarchy.array import Array
@@ -169,19 +179,39 @@ zarr_dtype='bytes')
             return any(dtype == "object" for _, dtype in self.hdmf_dtype)
         return self.hdmf_dtype == "object"
 
+    @property
+    def dtype_v3(self) -> str:
+        """The ``_DTYPE`` value hdmf-zarr 0.14 writes with this dtype: numpy's type name
+        of a number (``"float32"``, ``"bool"``), ``"str"`` for text of any kind,
+        ``"object_reference"`` for references (a compound dataset has none: TypeError).
+
+        >>> storage_dtype("isodatetime").dtype_v3, storage_dtype("float").dtype_v3
+        ('str', 'float32')
+        """
+        if isinstance(self.hdmf_dtype, tuple):
+            raise TypeError("hdmf-zarr 0.14 writes no _DTYPE on a compound dataset")
+        if self.hdmf_dtype == "object":
+            return HDMF_ZARR_014.reference_dtype
+        return "str" if self.object_codec is not None else self.dtype.type.__name__
+
     def array_options(self, zarr_format: int = 2, *, scalar: bool = False) -> dict[str, Any]:
         """Keyword arguments for :meth:`Group.create_array
         <zarrkit.hierarchy.group.Group.create_array>` that store this dtype as hdmf-zarr
-        does: ``dtype`` (``str``/``bytes`` for text, so that v3 picks its string types),
-        the v2 object codec as ``filters``, and the ``zarr_dtype`` attribute (``"scalar"``
-        with ``scalar``; give such an array shape ``(1,)``). Datasets of references are
-        written by :func:`zarrkit.references.create_reference_dataset`: TypeError here.
+        does in a file of ``zarr_format``. hdmf-zarr 0.13 (v2): ``dtype`` (``str`` or
+        ``bytes`` for text), the object codec as ``filters``, and the ``zarr_dtype``
+        attribute (``"scalar"`` with ``scalar``; give such an array shape ``(1,)``).
+        hdmf-zarr 0.14 (v3): ``dtype`` (``str`` for all text) and the ``_DTYPE``
+        attribute (:attr:`dtype_v3`; a scalar has shape ``()``). Datasets of references
+        are written by :func:`zarrkit.references.create_reference_dataset`: TypeError
+        here.
 
         >>> options = storage_dtype("text").array_options()
         >>> options["dtype"], options["filters"], options["attributes"]
         (<class 'str'>, [{'id': 'vlen-utf8'}], {'zarr_dtype': 'str'})
-        >>> storage_dtype("double").array_options(3, scalar=True)
+        >>> storage_dtype("double").array_options(2, scalar=True)
         {'dtype': dtype('float64'), 'attributes': {'zarr_dtype': 'scalar'}}
+        >>> storage_dtype("ascii").array_options(3)
+        {'dtype': <class 'str'>, 'attributes': {'_DTYPE': 'str'}}
         """
         if self.is_reference:
             raise TypeError("datasets of references are created by "
@@ -189,14 +219,18 @@ zarr_dtype='bytes')
         if isinstance(self.hdmf_dtype, tuple) and self.dtype.hasobject:
             raise TypeError("compound datasets with text fields are created by "
                             "zarrkit.references.create_reference_dataset")
+        convention = convention_for(zarr_format)
         dtype: Any = self.dtype
-        if self.object_codec == "vlen-utf8":
+        if self.object_codec == "vlen-utf8" or (
+                self.object_codec is not None and convention.zarr_format == 3):
             dtype = str
         elif self.object_codec == "vlen-bytes":
             dtype = bytes
+        if convention.zarr_format == 3:
+            return {"dtype": dtype, "attributes": {convention.dtype_attribute: self.dtype_v3}}
         options: dict[str, Any] = {
             "dtype": dtype, "attributes": {"zarr_dtype": SCALAR if scalar else self.zarr_dtype}}
-        if zarr_format == 2 and self.object_codec is not None:
+        if self.object_codec is not None:
             options["filters"] = [{"id": self.object_codec}]
         return options
 
@@ -270,10 +304,12 @@ COMPOUND_FIELD_DTYPES: dict[str, tuple[np.dtype[Any], str]] = {
 
 
 def hdmf_dtype_of(array: Array) -> str | list[dict[str, Any]]:
-    """The canonical hdmf dtype of a stored dataset: ``"object"`` for references and a
-    list of ``{"name", "dtype"}`` for a compound dataset (both told by the ``zarr_dtype``
-    attribute), else from the array's storage (numbers by type, object or string arrays
-    as ``"text"`` or ``"ascii"`` by their codec or data type, else by ``zarr_dtype``).
+    """The canonical hdmf dtype of a stored dataset: ``"object"`` for references
+    (``_DTYPE`` ``"object_reference"``, or ``zarr_dtype`` ``"object"``) and a list of
+    ``{"name", "dtype"}`` for a compound dataset (a structured data type, its reference
+    fields named by ``_REFERENCE_FIELDS``; or ``zarr_dtype`` listing the fields), else
+    from the array's storage (numbers by type, object or string arrays as ``"text"`` or
+    ``"ascii"`` by their codec or data type, else by ``_DTYPE`` or ``zarr_dtype``).
     ValueError for an array of a type hdmf has no name for.
 
     >>> import zarrkit as zk
@@ -284,15 +320,25 @@ def hdmf_dtype_of(array: Array) -> str | list[dict[str, Any]]:
     >>> hdmf_dtype_of(root.create_array("b", shape=(1,), dtype=bytes,
     ...                                 attributes={"zarr_dtype": "scalar"}))
     'ascii'
+    >>> hdmf_dtype_of(root.create_array("c", shape=(2,), dtype=str,
+    ...                                 attributes={"_DTYPE": "object_reference"}))
+    'object'
     """
-    zarr_dtype = array.attrs.get("zarr_dtype")
+    attributes = array.attrs.asdict()
     dtype = array.dtype
+    if attributes.get(HDMF_ZARR_014.dtype_attribute) == HDMF_ZARR_014.reference_dtype:
+        return "object"
+    # hdmf-zarr 0.14 reads _DTYPE first, then 0.13's zarr_dtype.
+    zarr_dtype = attributes.get(HDMF_ZARR_014.dtype_attribute,
+                                attributes.get(HDMF_ZARR_013.dtype_attribute))
     if isinstance(zarr_dtype, list):
         return _compound_of(zarr_dtype, dtype, array.name)
     if isinstance(zarr_dtype, str) and zarr_dtype in REFERENCE_DTYPES:
         return "object"
     if dtype.fields is not None:
-        return [{"name": field, "dtype": _element_of(info[0], None, array.name)}
+        references = attributes.get(HDMF_ZARR_014.reference_fields_attribute or "") or []
+        return [{"name": field, "dtype": "object" if field in references
+                 else _element_of(info[0], None, array.name)}
                 for field, info in dtype.fields.items()]
     if dtype.kind in "OT":  # objects, or strings read as numpy's StringDType
         return _object_kind(array, zarr_dtype)

@@ -6,14 +6,16 @@ and version, ``/specifications/<namespace>/<version>``, holding one scalar datas
 source, named after the source file without its extension (``namespace``, ``nwb.base``,
 ``nwb.ecephys``...), whose single element is the source as JSON text.
 
-Each is stored as hdmf-zarr's ``ZarrSpecWriter`` writes it: a Zarr v2 object array of
-shape ``(1,)`` and chunks ``(1,)``, no compressor, numcodecs' JSON object codec
-(``json2``) as its filter and the attribute ``zarr_dtype: "scalar"``; the text is compact
-JSON (``","`` and ``":"`` separators, keys in the given order), so the chunk is the same
-bytes. (zarrkit's ``.zarray`` also names the dimension separator, and its fill value is
-``""`` where hdmf-zarr's is ``0``: no element is ever unwritten.) On Zarr v3, which has no
-object arrays, the same text is kept in a string array of shape ``(1,)`` with no
-compressor. The namespace source holds ``{"namespaces": [...]}``.
+Each is stored as hdmf-zarr's ``ZarrSpecWriter`` writes it. hdmf-zarr 0.13 (Zarr v2): an
+object array of shape ``(1,)`` and chunks ``(1,)``, no compressor, numcodecs' JSON object
+codec (``json2``) as its filter and the attribute ``zarr_dtype: "scalar"``; the text is
+compact JSON (``","`` and ``":"`` separators, keys in the given order), so the chunk is
+the same bytes. (zarrkit's ``.zarray`` also names the dimension separator, and its fill
+value is ``""`` where hdmf-zarr's is ``0``: no element is ever unwritten.) hdmf-zarr 0.14
+(Zarr v3): a string array of shape ``()``, default codecs, no attributes, holding the
+same text. Both are read (and so is a v3 string array of shape ``(1,)``, as zarrkit wrote
+before it knew 0.14). The namespace source holds ``{"namespaces": [...]}``. hdmf-zarr 0.14
+also reads a ``.specloc`` written as a reference attribute (``{"_REFERENCE": {...}}``).
 
 >>> import zarrkit as zk
 >>> root = zk.group({}, zarr_format=2)
@@ -38,6 +40,7 @@ from zarrkit.errors import MetadataError, NodeNotFoundError
 from zarrkit.hdmf.attributes import SPEC_LOC_ATTRIBUTE
 from zarrkit.hdmf.dtypes import SCALAR
 from zarrkit.paths import normalize_path
+from zarrkit.references import Reference, decode_attribute
 
 if TYPE_CHECKING:
     from zarrkit.hierarchy.array import Array
@@ -64,10 +67,15 @@ def spec_location(root: Group) -> str | None:
     'specifications'
     >>> spec_location(zk.group({})) is None
     True
+    >>> spec_location(zk.group({}, attributes={".specloc": {"_REFERENCE": {"path": "/s"}}}))
+    's'
     """
     value = root.attrs.get(SPEC_LOC_ATTRIBUTE)
     if value is None:
         return None
+    reference = decode_attribute(value)
+    if isinstance(reference, Reference):
+        value = reference.path
     if not isinstance(value, str):
         raise MetadataError(f"{SPEC_LOC_ATTRIBUTE} must be a path, found {value!r:.100}")
     return normalize_path(value)
@@ -93,7 +101,8 @@ def _as_text(source: str, value: str | Mapping[str, Any] | list[Any]) -> str:
 def write_specifications(root: Group, namespace: str, version: str,
                          sources: Mapping[str, str | Mapping[str, Any]]) -> Group:
     """Cache the sources of ``namespace`` at ``version`` in ``root``'s file, as hdmf-zarr
-    does (see the module docstring): each source (JSON text, or a JSON value to serialize
+    does in its convention (0.13's in a Zarr v2 file, 0.14's in a v3 one: see the module
+    docstring): each source (JSON text, or a JSON value to serialize
     compactly) becomes the scalar dataset ``<specloc>/<namespace>/<version>/<source>``,
     replacing one of the same name. ``<specloc>`` is the root's ``.specloc`` attribute,
     set to ``"specifications"`` when absent. Return the version's group.
@@ -105,7 +114,7 @@ def write_specifications(root: Group, namespace: str, version: str,
     >>> root = zk.group({}, zarr_format=3)
     >>> write_specifications(root, "hdmf-common", "1.10.0", {"base": "{}"}).name
     '/specifications/hdmf-common/1.10.0'
-    >>> root["specifications/hdmf-common/1.10.0/base"][0]
+    >>> root["specifications/hdmf-common/1.10.0/base"][()]
     '{}'
     """
     texts = {_segment("source", name): _as_text(name, value) for name, value in sources.items()}
@@ -118,13 +127,12 @@ def write_specifications(root: Group, namespace: str, version: str,
     group = root.require_group(path)
     for name, text in texts.items():
         if group.zarr_format == 2:
-            options: dict[str, Any] = {"dtype": object, "filters": [JSON_CODEC]}
+            array = group.create_array(
+                name, shape=(1,), chunks=(1,), compressors=None, dtype=object,
+                filters=[JSON_CODEC], attributes={"zarr_dtype": SCALAR}, overwrite=True)
+            array[0] = text
         else:
-            options = {"dtype": str}
-        array = group.create_array(name, shape=(1,), chunks=(1,), compressors=None,
-                                   attributes={"zarr_dtype": SCALAR}, overwrite=True,
-                                   **options)
-        array[0] = text
+            group.create_array(name, shape=(), dtype=str, overwrite=True)[()] = text
     return group
 
 

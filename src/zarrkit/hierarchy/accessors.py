@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from zarrkit.config import config
@@ -19,7 +19,8 @@ from zarrkit.indexing import vindex_indexer
 if TYPE_CHECKING:
     from zarrkit.hierarchy.array import Array
 
-__all__ = ["ArrayConfig", "BlockIndex", "OIndex", "StoredBytes", "VIndex"]
+__all__ = ["ARRAY_CONFIG_KEYS", "READ_CONFIG_KEYS", "ArrayConfig", "BlockIndex", "OIndex",
+           "StoredBytes", "VIndex", "check_array_config_keys", "read_settings"]
 
 
 class OIndex:
@@ -79,31 +80,95 @@ class StoredBytes(int):
 class ArrayConfig:
     """The runtime configuration of an array handle, as zarr-python's ``ArrayConfig``.
 
-    >>> ArrayConfig("C", True).to_dict()
-    {'order': 'C', 'write_empty_chunks': True}
+    ``read_missing_chunks`` False makes a read of a chunk (a shard, for a sharded array)
+    that is not stored raise :class:`~zarrkit.errors.ChunkNotFoundError` instead of
+    giving the fill value; an inner chunk missing from a stored shard still reads as the
+    fill value, as in zarr-python. The ``sharding_coalesce_*`` settings are zarr-python's
+    tuning of its shard reads: accepted, kept and shown, with no effect, as zarrkit's shard
+    reads merge byte ranges by their own rule (see
+    :mod:`zarrkit.codecs.v3.sharding_partial`; the native engine reads a shard whole when
+    most of it is wanted).
+
+    >>> ArrayConfig("C", True).to_dict()  # doctest: +NORMALIZE_WHITESPACE
+    {'order': 'C', 'write_empty_chunks': True, 'read_missing_chunks': True,
+     'sharding_coalesce_max_gap_bytes': 1048576, 'sharding_coalesce_max_bytes': 16777216}
     """
 
     order: str = "C"
     write_empty_chunks: bool = False
+    read_missing_chunks: bool = field(default=True, kw_only=True)
+    sharding_coalesce_max_gap_bytes: int = field(default=1 << 20, kw_only=True)
+    sharding_coalesce_max_bytes: int = field(default=16 << 20, kw_only=True)
 
     def __post_init__(self) -> None:
         if self.order not in ("C", "F"):
             raise ValueError(f"order must be 'C' or 'F', found {self.order!r}")
-        if not isinstance(self.write_empty_chunks, bool):
-            raise TypeError(f"write_empty_chunks must be a bool, "
-                            f"found {self.write_empty_chunks!r}")
+        for name in ("write_empty_chunks", "read_missing_chunks"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, found {getattr(self, name)!r}")
+        for name in ("sharding_coalesce_max_gap_bytes", "sharding_coalesce_max_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, found {value!r}")
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as a dict."""
-        return {"order": self.order, "write_empty_chunks": self.write_empty_chunks}
+        """The fields as a dict.
+
+        >>> sorted(ArrayConfig().to_dict())[:2]
+        ['order', 'read_missing_chunks']
+        """
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ArrayConfig:
-        """From a dict of some fields; the others from ``zarrkit.config``.
+        """From a dict of some fields; the others from ``zarrkit.config`` (its
+        ``array.*`` settings), as zarr-python's. An unknown key raises ``TypeError``.
 
         >>> ArrayConfig.from_dict({"order": "F"}).order
         'F'
+        >>> ArrayConfig.from_dict({"read_missing": False})
+        Traceback (most recent call last):
+        ...
+        TypeError: Unknown array config keys: ['read_missing']. Valid keys are ['order', ...].
         """
-        return cls(order=data.get("order", "C"),
-                   write_empty_chunks=data.get("write_empty_chunks",
-                                               config.write_empty_chunks))
+        check_array_config_keys(data)
+        return cls(**{name: data[name] if name in data else config.get(f"array.{name}")
+                      for name in ARRAY_CONFIG_KEYS})
+
+
+#: The fields of :class:`ArrayConfig`, in zarr-python's order.
+ARRAY_CONFIG_KEYS = tuple(f.name for f in fields(ArrayConfig))
+
+
+def check_array_config_keys(data: Any) -> None:
+    """``TypeError`` (zarr-python's message) when the dict ``data`` has a key that is not
+    an :class:`ArrayConfig` field.
+
+    >>> check_array_config_keys({"order": "C", "read_missing_chunks": False})
+    """
+    unknown = set(data) - set(ARRAY_CONFIG_KEYS)
+    if unknown:
+        raise TypeError(f"Unknown array config keys: {sorted(unknown)}. "
+                        f"Valid keys are {list(ARRAY_CONFIG_KEYS)}.")
+
+
+#: The fields of :class:`ArrayConfig` that tune reads (all but order and write_empty_chunks,
+#: which an array handle keeps its own way).
+READ_CONFIG_KEYS = ARRAY_CONFIG_KEYS[2:]
+
+
+def read_settings(data: Any = None) -> dict[str, Any]:
+    """The read fields of :class:`ArrayConfig` (``READ_CONFIG_KEYS``) from the dict or
+    ``ArrayConfig`` ``data``, those it lacks from ``zarrkit.config`` as they are now: what
+    an array handle keeps from the moment it is made, as zarr-python's does.
+
+    >>> read_settings({"read_missing_chunks": False})["read_missing_chunks"]
+    False
+    >>> read_settings()["sharding_coalesce_max_bytes"]
+    16777216
+    """
+    if isinstance(data, ArrayConfig):
+        data = data.to_dict()
+    data = data or {}
+    return {name: data[name] if name in data else config.get(f"array.{name}")
+            for name in READ_CONFIG_KEYS}

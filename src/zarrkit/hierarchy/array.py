@@ -30,7 +30,15 @@ from zarrkit.errors import (
     UnsupportedOperationError,
 )
 from zarrkit.hierarchy import read_engine, shape_changes, write_engine
-from zarrkit.hierarchy.accessors import ArrayConfig, BlockIndex, OIndex, StoredBytes, VIndex
+from zarrkit.hierarchy.accessors import (
+    ArrayConfig,
+    BlockIndex,
+    OIndex,
+    StoredBytes,
+    VIndex,
+    check_array_config_keys,
+    read_settings,
+)
 from zarrkit.hierarchy.array_layout import ArrayLayout, clipped_lengths
 from zarrkit.hierarchy.attributes import Attributes, Edit
 from zarrkit.hierarchy.consolidated import record_changes, record_documents_v2
@@ -106,6 +114,8 @@ class Array:
         # zarr-python's config order when it differs from the stored one (else None): for
         # format 3 the memory order of what reads return; what is stored does not change.
         self._config_order: str | None = None
+        # zarr-python's read settings of the handle, as the config had them when it was made.
+        self._read_settings: dict[str, Any] = read_settings()
         self._store = store
         self._path = path
         self._read_only = read_only
@@ -165,14 +175,17 @@ class Array:
         self._strings = layout.strings
         self._storage_dtype: np.dtype[Any] = layout.storage_dtype
         self._dtype: np.dtype[Any] = layout.dtype
-        self._pipeline_sharding = getattr(self._pipeline, "sharding", None)
+        # Sharded as zarr-python counts it: sharding_indexed is the only codec. With
+        # codecs around it (a transpose before it, as tensorstore writes) the stored
+        # objects are still shards, but of the codecs' output, whose axes need not be
+        # the array's: such an array is read and written chunk by chunk, its chunk
+        # being the whole shard.
+        self._pipeline_sharding = (self._pipeline.sharding
+                                   if supports_partial_io(self._pipeline) else None)
         # Partial shard I/O decodes inner chunks straight into the output, in the storage
         # dtype: strings (objects in chunks, StringDType out) go through whole shards.
-        self._sharded_io = supports_partial_io(self._pipeline) if (
-            self._pipeline_sharding is not None and not self._strings) else False
-        if self._pipeline_sharding is not None and not self._regular:
-            raise MetadataError(
-                f"array {self.name!r}: sharding needs a regular chunk grid")
+        self._sharded_io = (self._pipeline_sharding is not None and not self._strings
+                            and self._regular)
         self._fill = layout.fill
         self._prefix = key_prefix(self._path)
         # Chunk coordinates -> store keys: the same chunks' keys are made on every read
@@ -303,9 +316,14 @@ class Array:
         if self._pipeline_sharding is not None:
             return tuple(self._pipeline_sharding.chunk_shape)
         if not self._regular:
-            return tuple(n if isinstance(n, int) else tuple(int(d) for d in np.diff(n))
-                         for n in self._grid_chunks)
+            return self._declared_lengths()
         return tuple(self._metadata.chunks)
+
+    def _declared_lengths(self) -> tuple[Any, ...]:
+        """Per dimension of a rectilinear grid, the declared chunk (shard) lengths, or the
+        one length of a regular dimension, as dask writes chunks."""
+        return tuple(n if isinstance(n, int) else tuple(int(d) for d in np.diff(n))
+                     for n in self._grid_chunks)
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -412,9 +430,17 @@ class Array:
 
     @property
     def shards(self) -> tuple[int, ...] | None:
-        """The shard shape of a sharded array, else None."""
+        """The shard shape of a sharded array, else None; for a rectilinear shard grid, per
+        dimension the shard length or the tuple of shard lengths (as :attr:`chunks` gives a
+        rectilinear chunk grid; zarr-python raises NotImplementedError there).
+
+        >>> import zarrkit as zk
+        >>> zk.create_array({}, shape=(30, 8), chunks=(5, 4), shards=[[20, 10], [8]],
+        ...                 dtype="u1").shards
+        ((20, 10), (8,))
+        """
         if self._pipeline_sharding is not None:
-            return tuple(self._metadata.chunks)
+            return tuple(self._metadata.chunks) if self._regular else self._declared_lengths()
         return None
 
     @property
@@ -433,6 +459,24 @@ class Array:
         if self._write_empty_chunks is None:
             return config.write_empty_chunks
         return self._write_empty_chunks
+
+    @property
+    def read_missing_chunks(self) -> bool:
+        """Whether a chunk (a shard) that is not stored reads as the fill value (default),
+        or raises :class:`~zarrkit.errors.ChunkNotFoundError`: the handle's config, set
+        by ``config=`` or :meth:`with_config`, else ``zarrkit.config`` when it was made.
+
+        >>> import zarrkit as zk
+        >>> a = zk.create_array({}, shape=(2,), dtype="u1")
+        >>> a.read_missing_chunks, a.with_config({"read_missing_chunks": False})[:]
+        Traceback (most recent call last):
+        ...
+        zarrkit.errors.ChunkNotFoundError: 1 chunk(s) not found in store 'memory://...'.
+        Set the 'array.read_missing_chunks' config to True ...
+        Missing chunks:
+          chunk 'c/0' (grid position (0,))
+        """
+        return bool(self._read_settings["read_missing_chunks"])
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
@@ -484,11 +528,15 @@ class Array:
         >>> a.nchunks_initialized, a._nshards_initialized
         (5, 1)
         """
-        stored = self._nshards_initialized
         if self._pipeline_sharding is None:
-            return stored
-        return stored * math.prod(shard // inner for shard, inner in zip(
-            self._grid_chunks, self._pipeline_sharding.chunk_shape, strict=True))
+            return self._nshards_initialized
+        inner = self._pipeline_sharding.chunk_shape
+        if not self._regular:  # shards of a rectilinear grid hold different numbers
+            return sum(math.prod(shard // step for shard, step in zip(
+                self._chunk_shape(coords), inner, strict=True))
+                for _, coords in self._stored_chunks())
+        return self._nshards_initialized * math.prod(shard // step for shard, step in zip(
+            self._grid_chunks, inner, strict=True))
 
     @property
     def _nshards_initialized(self) -> int:
@@ -534,15 +582,14 @@ class Array:
 
     @property
     def config(self) -> ArrayConfig:
-        """The runtime configuration of this handle (zarr-python's ``ArrayConfig``):
-        ``order`` and ``write_empty_chunks``.
+        """The runtime configuration of this handle (zarr-python's ``ArrayConfig``).
 
         >>> import zarrkit as zk
-        >>> zk.create_array({}, shape=(2,), dtype="u1").config
-        ArrayConfig(order='C', write_empty_chunks=False)
+        >>> zk.create_array({}, shape=(2,), dtype="u1").config  # doctest: +ELLIPSIS
+        ArrayConfig(order='C', write_empty_chunks=False, read_missing_chunks=True, ...)
         """
         return ArrayConfig(order=self._config_order or "C",
-                           write_empty_chunks=self.write_empty_chunks)
+                           write_empty_chunks=self.write_empty_chunks, **self._read_settings)
 
     def with_config(self, config: ArrayConfig | dict[str, Any]) -> Array:
         """A new handle on the same array with ``config`` (an :class:`ArrayConfig`, or a
@@ -560,20 +607,22 @@ class Array:
         >>> b[:].flags.f_contiguous, a[:].flags.f_contiguous, b.order, a.order
         (True, False, 'F', 'C')
         """
+        write_empty_chunks = self._write_empty_chunks
         if isinstance(config, ArrayConfig):
             new = config
+            write_empty_chunks = new.write_empty_chunks
         elif isinstance(config, dict):
-            unknown = set(config) - {"order", "write_empty_chunks"}
-            if unknown:
-                raise TypeError(f"unknown array config keys {sorted(unknown)}; "
-                                f"expected 'order' and 'write_empty_chunks'")
+            check_array_config_keys(config)
             new = ArrayConfig(**{**self.config.to_dict(), **config})
+            if "write_empty_chunks" in config:
+                write_empty_chunks = new.write_empty_chunks
         else:
             raise TypeError(f"config must be an ArrayConfig or a dict, "
                             f"not {type(config).__name__}")
         handle = Array(self._store, self._path, self._metadata, read_only=self._read_only,
-                       write_empty_chunks=bool(new.write_empty_chunks), mmap=self._mmap)
+                       write_empty_chunks=write_empty_chunks, mmap=self._mmap)
         handle._config_order = new.order if new.order != "C" else None
+        handle._read_settings = read_settings(new)
         return handle
 
     @property
@@ -623,18 +672,20 @@ class Array:
             for shards, step in zip(self.write_chunk_sizes, inner, strict=True))
 
     @classmethod
-    def open(cls, store: Any) -> Array:
+    def open(cls, store: Any, *, config: ArrayConfig | dict[str, Any] | None = None) -> Array:
         """The existing array at the root of ``store`` (any store-like argument), as
-        zarr-python's ``Array.open``; ArrayNotFoundError if there is none.
+        zarr-python's ``Array.open``, with the runtime ``config`` given (see
+        :meth:`with_config`); ArrayNotFoundError if there is none.
 
         >>> import zarrkit as zk
         >>> s = {}; _ = zk.create_array(s, shape=(2,), dtype="u1")
-        >>> Array.open(s).shape
-        (2,)
+        >>> Array.open(s, config={"write_empty_chunks": True}).config.write_empty_chunks
+        True
         """
         from zarrkit.api import open_array
 
-        return open_array(store)  # type: ignore[no-any-return]
+        array: Array = open_array(store)
+        return array if config is None else array.with_config(config)
 
     @classmethod
     def from_dict(cls, store_path: StorePath, data: dict[str, Any]) -> Array:
@@ -748,7 +799,8 @@ class Array:
         """
         # Format-2 attributes live in their own document: the copy reads them when asked.
         return (_unpickle_array, (self._store, self._path, self._metadata, self._read_only,
-                                  self._write_empty_chunks, self._mmap, self._config_order))
+                                  self._write_empty_chunks, self._mmap, self._config_order,
+                                  self._read_settings))
 
     def __repr__(self) -> str:
         """As zarr-python prints an array: its store path, shape and data type.
@@ -1077,10 +1129,13 @@ class Array:
 
 def _unpickle_array(store: Store, path: str, metadata: Any, read_only: bool,
                     write_empty_chunks: bool | None, mmap: bool,
-                    config_order: str | None = None) -> Array:
+                    config_order: str | None = None,
+                    settings: dict[str, Any] | None = None) -> Array:
     array = Array(store, path, metadata, read_only=read_only,
                   write_empty_chunks=write_empty_chunks, mmap=mmap)
     array._config_order = config_order
+    if settings is not None:
+        array._read_settings = read_settings(settings)
     return array
 
 

@@ -18,12 +18,14 @@ from typing import Any
 import numpy as np
 
 from zarrkit.caching import BoundedCache
-from zarrkit.codecs.pipeline import pipeline_for
+from zarrkit.codecs.pipeline import build_pipeline, pipeline_for
+from zarrkit.errors import MetadataError
 from zarrkit.indexing.grid import chunk_shape_at
 from zarrkit.metadata.fill_value import default_fill_value
 
-__all__ = ["ArrayLayout", "clipped_lengths", "grid_chunks", "largest_allocation",
-           "largest_chunk_shape", "read_fill", "string_dtype", "with_shape"]
+__all__ = ["ArrayLayout", "check_chunk_lengths", "clipped_lengths", "grid_chunks",
+           "largest_allocation", "largest_chunk_shape", "read_fill", "string_dtype",
+           "with_shape"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,14 @@ class ArrayLayout:
         first_chunk = None if regular else chunk_shape_at(grid, (0,) * len(grid))
         # Shared with arrays of the same codecs and chunk spec, whatever else differs.
         pipeline = pipeline_for(metadata, first_chunk)
+        largest = largest_chunk_shape(metadata.shape, grid)
+        largest_pipeline = pipeline
+        if not regular:
+            check_chunk_lengths(metadata, pipeline)
+            if pipeline.sharding is not None:  # its index grows with the shard
+                assert first_chunk is not None
+                largest_pipeline = pipeline_for(metadata, tuple(
+                    n or first for n, first in zip(largest, first_chunk, strict=True)))
         strings = string_dtype(metadata)
         return cls(
             grid_chunks=grid,
@@ -81,8 +91,7 @@ class ArrayLayout:
             dtype=strings or metadata.dtype,
             strings=strings is not None,
             fill=read_fill(metadata),
-            largest_allocation=largest_allocation(
-                largest_chunk_shape(metadata.shape, grid), metadata.dtype, pipeline),
+            largest_allocation=largest_allocation(largest, metadata.dtype, largest_pipeline),
         )
 
 
@@ -115,14 +124,53 @@ def largest_allocation(chunk_shape: tuple[int, ...], dtype: np.dtype[Any], pipel
     """
     nbytes = math.prod(chunk_shape) * dtype.itemsize
     largest = (nbytes, f"a chunk of shape {chunk_shape} ({nbytes} bytes decoded)")
-    shape, sharding = chunk_shape, getattr(pipeline, "sharding", None)
+    sharding = getattr(pipeline, "sharding", None)
     while sharding is not None:
+        # The shard shape is what the codec sees (its spec), not the chunk's: array ->
+        # array codecs before it (a transpose) may have reordered the axes.
+        shape = sharding.spec.shape
         index_nbytes = sharding.index_nbytes(shape)
         if index_nbytes > largest[0]:
             largest = (index_nbytes, f"the index of a shard of "
                        f"{sharding.chunks_per_shard(shape)} inner chunks ({index_nbytes} bytes)")
-        shape, sharding = sharding.chunk_shape, sharding.inner_pipeline.sharding
+        sharding = sharding.inner_pipeline.sharding
     return largest
+
+
+def check_chunk_lengths(metadata: Any, pipeline: Any) -> None:
+    """MetadataError unless the codecs of a sharded array take every shard length of its
+    rectilinear grid (each a multiple of the inner chunk, along the axis the sharding
+    codec sees it on, after any transpose), as zarr-python checks when it opens one.
+    ``pipeline`` is the pipeline of the grid's first chunk; every other length along a
+    dimension is tried in its place. Arrays that are not sharded are left to their
+    chunks' own pipelines.
+
+    >>> from zarrkit.hierarchy.creation import array_metadata
+    >>> from zarrkit.metadata.chunk_grid import RectilinearChunkGrid
+    >>> from dataclasses import replace
+    >>> meta = array_metadata(zarr_format=3, shape=(30,), chunks=(10,), shards=[[20, 10]],
+    ...                       dtype="u1")
+    >>> check_chunk_lengths(meta, pipeline_for(meta, (20,)))
+    >>> bad = replace(meta, chunk_grid=RectilinearChunkGrid(((20, 5, 5),)))
+    >>> check_chunk_lengths(bad, pipeline_for(bad, (20,)))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: shard length 5 of dimension 0: codec 'sharding_indexed': ...
+    """
+    from zarrkit.metadata.chunk_grid import RectilinearChunkGrid
+
+    grid = getattr(metadata, "chunk_grid", None)
+    if getattr(pipeline, "sharding", None) is None or not isinstance(
+            grid, RectilinearChunkGrid):
+        return
+    first = tuple(pipeline.spec.shape)
+    for axis, lengths in enumerate(grid.chunk_shapes):
+        if isinstance(lengths, int):
+            continue
+        for length in sorted(set(lengths) - {first[axis]}):
+            try:
+                build_pipeline(metadata, (*first[:axis], length, *first[axis + 1:]))
+            except MetadataError as e:
+                raise MetadataError(f"shard length {length} of dimension {axis}: {e}") from e
 
 
 def largest_chunk_shape(shape: tuple[int, ...], grid_chunks: tuple[Any, ...]
@@ -192,6 +240,10 @@ def with_shape(metadata: Any, shape: tuple[int, ...]) -> Any:
             grown = RectilinearChunkGrid(grown_chunk_lengths(grid.chunk_shapes, shape))
             if grown != grid:
                 metadata = replace(metadata, chunk_grid=grown)
+                # A shard added for the new extent must hold whole inner chunks: refuse
+                # the shape (nothing stored yet) rather than write a grid no reader takes.
+                first = chunk_shape_at(grid_chunks(metadata), (0,) * len(shape))
+                check_chunk_lengths(metadata, pipeline_for(metadata, first))
     return metadata.with_shape(shape)
 
 

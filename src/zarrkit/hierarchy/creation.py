@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ from numcodecs.abc import Codec
 from zarrkit.caching import BoundedCache
 from zarrkit.codecs.pipeline import pipeline_for, pipeline_key
 from zarrkit.codecs.registry import codec_json_v3, codecs_json_v3, is_one_codec, to_codec
+from zarrkit.dtype import VariableLengthBytes, VariableLengthUTF8, ZDType, parse_dtype
 from zarrkit.errors import MetadataError
 from zarrkit.hierarchy.nodes import DEFAULT
 from zarrkit.metadata.dtypes import normalize_dtype
@@ -131,6 +132,43 @@ def _text_of_number(fill_value: Any, dtype: np.dtype[Any]) -> Any:
     return fill_value
 
 
+def dtype_argument(dtype: Any, *, zarr_format: int) -> Any:
+    """A ``dtype`` argument in the forms :func:`~zarrkit.metadata.dtypes.normalize_dtype`
+    takes: a :mod:`zarrkit.dtype` class (``zarrkit.dtype.Int8()``) or a Zarr data type's
+    JSON (``"string"``, ``{"name": "numpy.datetime64", ...}``) as zarr-python reads it, with
+    ``str`` and ``bytes`` for variable-length text and bytes; anything else as it is.
+
+    >>> from zarrkit.dtype import Int16, VariableLengthBytes
+    >>> dtype_argument(Int16(endianness="big"), zarr_format=2)
+    dtype('>i2')
+    >>> dtype_argument(VariableLengthBytes(), zarr_format=3), dtype_argument("string",
+    ...     zarr_format=3)
+    (<class 'bytes'>, <class 'str'>)
+    """
+    if isinstance(dtype, Mapping) or (isinstance(dtype, str) and not _numpy_reads(dtype)):
+        try:
+            dtype = parse_dtype(dtype, zarr_format=zarr_format)
+        except (ValueError, TypeError):
+            return dtype  # not a Zarr data type: zarrkit's own reading (ml_dtypes names...)
+    if isinstance(dtype, VariableLengthUTF8):
+        return str
+    if isinstance(dtype, VariableLengthBytes):
+        return bytes
+    if isinstance(dtype, ZDType):
+        return dtype.to_native_dtype()
+    return dtype
+
+
+def _numpy_reads(name: str) -> bool:
+    """Whether numpy makes a dtype of some size of ``name`` ("int8", "<M8[ns]"): then it is
+    read as numpy reads it (Zarr's names of these types mean the same), and only names numpy
+    refuses or makes nothing of ("string", "bytes", "str") are Zarr data type names here."""
+    try:
+        return np.dtype(name).itemsize > 0
+    except TypeError:
+        return False
+
+
 def array_metadata_v2(
     *,
     shape: Any,
@@ -152,6 +190,7 @@ def array_metadata_v2(
     >>> array_metadata_v2(shape=5, dtype=str).filters
     ({'id': 'vlen-utf8'},)
     """
+    dtype = dtype_argument(dtype, zarr_format=2)
     want_bytes = dtype is bytes
     numpy_dtype = normalize_dtype(dtype)
     shape_tuple = normalize_shape(shape)
@@ -185,12 +224,15 @@ def array_metadata_v2(
     separator = separator or "."
     if separator not in (".", "/"):
         raise MetadataError(f"dimension_separator must be '.' or '/', found {separator!r}")
-    if numpy_dtype.kind == "O":
+    if numpy_dtype.kind == "O" and fill_value is not None:
         is_bytes = want_bytes or any(f.codec_id == "vlen-bytes" for f in filter_codecs)
         fill = (normalize_fill_value(fill_value, numpy_dtype)
                 if fill_value is not DEFAULT and fill_value not in (None, 0)
                 else (b"" if is_bytes else ""))
     elif fill_value is None:
+        # null, as zarr-python 3 writes an explicit None (objects too): xarray's zarr
+        # backend makes any other fill of a format-2 array a _FillValue mask, and an
+        # object array whose fill is "" would read every empty string as missing.
         fill = None
     elif fill_value is DEFAULT:
         fill = default_fill_value(numpy_dtype)
@@ -244,14 +286,15 @@ def array_metadata_v3(
     >>> meta.chunks, meta.codecs[0]["name"]
     ((50,), 'sharding_indexed')
     """
-    from zarrkit.codecs.v3.spec import has_endianness
     from zarrkit.metadata.chunk_grid import RectilinearChunkGrid, RegularChunkGrid
     from zarrkit.metadata.chunk_key_encoding import ChunkKeyEncoding
+    from zarrkit.metadata.dtypes import bytes_codec_json
     from zarrkit.metadata.dtypes_v3 import data_type_v3_from_numpy
     from zarrkit.metadata.v3 import ArrayMetadataV3
 
     if order not in ("C", "F"):
         raise MetadataError(f"order must be 'C' or 'F', found {order!r}")
+    dtype = dtype_argument(dtype, zarr_format=3)
     numpy_dtype = normalize_dtype(dtype)
     object_kind = "bytes" if dtype is bytes else ("string" if numpy_dtype.kind == "O" else None)
     data_type = data_type_v3_from_numpy(numpy_dtype, object_kind=object_kind)
@@ -259,7 +302,10 @@ def array_metadata_v3(
     rectilinear = _rectilinear_chunks(chunks, shape_tuple)
     if rectilinear is not None:
         if shards is not None:
-            raise MetadataError("sharding needs a regular chunk grid, not per-chunk lengths")
+            raise MetadataError(
+                "rectilinear chunks with sharding are not supported (a shard's inner chunks "
+                "form a regular grid): use rectilinear shards instead, chunks=(inner_size, "
+                "...), shards=[[shard_sizes], ...]")
         inner = tuple(n if isinstance(n, int) else n[0] for n in rectilinear)
     else:
         inner = normalize_chunks(chunks, shape_tuple, numpy_dtype.itemsize or 8)
@@ -273,17 +319,20 @@ def array_metadata_v3(
             serializer_json: dict[str, Any] = {"name": "vlen-bytes"}
         elif object_kind == "string":
             serializer_json = {"name": "vlen-utf8"}
-        elif has_endianness(numpy_dtype):
-            serializer_json = {"name": "bytes", "configuration": {"endian": "little"}}
         else:
-            serializer_json = {"name": "bytes"}
+            serializer_json = bytes_codec_json(numpy_dtype)
     else:
         serializer_json = codec_json_v3(serializer, numpy_dtype)
     codec_chain = [*codecs_json_v3(filters, numpy_dtype), serializer_json, *bytes_codecs]
     if codecs is not None:
         codec_chain = codecs_json_v3(codecs, numpy_dtype)
     if shards is not None:
-        shard_shape = normalize_chunks(shards, shape_tuple, numpy_dtype.itemsize or 8)
+        rectilinear = _rectilinear_shards(shards, shape_tuple, inner)
+        if rectilinear is not None:
+            # A shard shape to validate the codecs with: all shards share the inner ones.
+            shard_shape = tuple(n if isinstance(n, int) else n[0] for n in rectilinear)
+        else:
+            shard_shape = normalize_chunks(shards, shape_tuple, numpy_dtype.itemsize or 8)
         if any(s % c for s, c in zip(shard_shape, inner, strict=True)):
             raise MetadataError(
                 f"shard shape {shard_shape} must be a multiple of the chunk shape {inner}"
@@ -394,6 +443,54 @@ def _rectilinear_chunks(chunks: Any, shape: tuple[int, ...]
         if isinstance(lengths, tuple) and sum(lengths) < size:
             raise MetadataError(f"chunk lengths {lengths} do not cover a dimension of {size}")
         result.append(lengths)
+    return tuple(result)
+
+
+def _rectilinear_shards(shards: Any, shape: tuple[int, ...], inner: tuple[int, ...]
+                        ) -> tuple[int | tuple[int, ...], ...] | None:
+    """Per-dimension shard lengths when ``shards`` gives a list of lengths for some
+    dimension (a rectilinear shard grid over regular inner chunks, as zarr-python 3.4
+    takes it), else None. A list must sum to its dimension exactly (any list will do
+    for an empty dimension: the shards it grows into); every length, and a single
+    length, must be a multiple of the inner chunk length; ``-1`` is one shard spanning
+    the dimension, rounded up to a multiple of the inner chunk.
+
+    >>> _rectilinear_shards([[60, 40, 20], -1], (120, 95), (10, 10))
+    ((60, 40, 20), 100)
+    >>> _rectilinear_shards([[60, 40], 50], (120, 100), (10, 10))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.MetadataError: shard lengths [60, 40] of dimension 0 sum to 100, not its ...
+    """
+    if not isinstance(shards, (list, tuple)) or not any(
+            isinstance(s, (list, tuple)) for s in shards):
+        return None
+    if len(shards) != len(shape):
+        raise MetadataError(f"shards {shards!r} do not match the {len(shape)} dimensions "
+                            f"of {shape}")
+    result: list[int | tuple[int, ...]] = []
+    for axis, (entry, size, step) in enumerate(zip(shards, shape, inner, strict=True)):
+        if isinstance(entry, (list, tuple)):
+            if not entry or any(not isinstance(n, (int, np.integer)) or isinstance(n, bool)
+                                or n < 1 for n in entry):
+                raise MetadataError(f"shard lengths of dimension {axis} must be a non-empty "
+                                    f"list of positive integers, found {entry!r}")
+            lengths = tuple(int(n) for n in entry)
+            if size > 0 and sum(lengths) != size:
+                raise MetadataError(f"shard lengths {list(lengths)} of dimension {axis} sum "
+                                    f"to {sum(lengths)}, not its length {size}")
+            result.append(lengths)
+            bad = [n for n in lengths if n % step]
+        else:
+            if not isinstance(entry, (int, np.integer)) or isinstance(entry, bool) or (
+                    entry < 1 and entry != -1):
+                raise MetadataError(f"the shard length of dimension {axis} must be a positive "
+                                    f"integer or -1, found {entry!r}")
+            length = step * max(1, -(-size // step)) if entry == -1 else int(entry)
+            result.append(length)
+            bad = [length] if length % step else []
+        if bad:
+            raise MetadataError(f"shard length {bad[0]} of dimension {axis} is not a multiple "
+                                f"of the inner chunk length {step}")
     return tuple(result)
 
 

@@ -1,6 +1,6 @@
 """The Group: a node holding arrays and other groups.
 
-A group may also hold links (the hdmf-zarr ``zarr_link`` attribute, see
+A group may also hold links (hdmf-zarr's ``_LINKS`` or ``zarr_link`` attribute, see
 :mod:`zarrkit.hierarchy.links`): lookups follow them when no real member has the name,
 while ``keys()``, ``members()`` and iteration list real members only, as any Zarr
 implementation sees them; ``links()`` lists the links.
@@ -34,17 +34,20 @@ from zarrkit.errors import (
     ReadOnlyError,
     UnsupportedOperationError,
 )
+from zarrkit.hierarchy.accessors import READ_CONFIG_KEYS
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.attributes import Attributes, Edit
 from zarrkit.hierarchy.consolidated import record_changes, record_documents_v2
 from zarrkit.hierarchy.creation import array_metadata
 from zarrkit.hierarchy.info import GroupInfo
 from zarrkit.hierarchy.links import (
-    LINK_ATTRIBUTE,
     Link,
+    add_link,
+    convention_of,
     object_id_of,
-    parse_links,
+    read_links,
     relative_source,
+    remove_link,
     resolve_path,
     root_object_id,
     source_root,
@@ -66,6 +69,7 @@ from zarrkit.hierarchy.nodes import (
     node_kind,
     read_values,
     require_group,
+    store_url,
     stored_metadata,
 )
 from zarrkit.metadata.jsonio import dump_json, load_json_object
@@ -185,6 +189,13 @@ class Group:
         ['b']
         """
         metadata = self._metadata
+        if (self._zarr_format == 3 and self._consolidated is None and metadata is not None
+                and metadata.consolidated_metadata is not None):
+            # Opened without its consolidated metadata (use_consolidated=False): zarr-python
+            # 3.4 then reports none, whatever the stored document holds.
+            from dataclasses import replace
+
+            return replace(metadata, consolidated_metadata=None)
         # A snapshot's entry for a nested group holds an empty snapshot of its own (as
         # zarr-python writes it): its members are found in the holder's flat snapshot.
         if (self._zarr_format == 3 and self._consolidated is not None and self._path
@@ -492,7 +503,8 @@ class Group:
         return [name for name, _ in self.arrays()]
 
     def links(self) -> dict[str, Link]:
-        """This group's links (its ``zarr_link`` attribute), by name in stored order.
+        """This group's links (its ``_LINKS`` attribute, else its ``zarr_link``: see
+        :func:`zarrkit.hierarchy.links.read_links`), by name in stored order.
         Links are not members: ``keys()``, ``members()`` and iteration leave them out.
         MetadataError if the attribute is malformed.
 
@@ -503,20 +515,22 @@ class Group:
         {'alias': Link(name='alias', source='.', path='/data', object_id=None, \
 source_object_id=None)}
         """
-        return parse_links(self._attrs.get(LINK_ATTRIBUTE),
-                           where=f"{LINK_ATTRIBUTE} of group {self.name!r}")
+        return read_links(self._attrs, self.name)
 
     def create_link(self, name: str, target: Array | Group | str, source: str = ".") -> Link:
-        """Add a link ``name`` to ``target`` (hdmf-zarr's ``zarr_link`` convention) and
-        return it.
+        """Add a link ``name`` to ``target`` and return it: appended to the link
+        attribute this group has, else to that of its file's hdmf-zarr convention
+        (``zarr_link`` in a Zarr v2 file, ``_LINKS`` in a v3 one: see
+        :mod:`zarrkit.hierarchy.links`).
 
         ``target`` is an Array or Group, of this store or of another on disk (the link's
         ``source`` is then that store's location relative to this store's, e.g.
         ``"../other.zarr"``), or the target's absolute path in the store that ``source``
         names (``"."``: this one; else a path relative to this store's location). The
-        link may dangle: the target need not exist. When it does, the link records its
-        ``object_id`` attribute and the ``object_id`` of its store's root, as hdmf-zarr
-        documents.
+        link may dangle: the target need not exist. When it does, a ``zarr_link`` entry
+        records its ``object_id`` attribute and the ``object_id`` of its store's root, as
+        hdmf-zarr 0.13 documents (a ``_LINKS`` entry has no object ids). The link is
+        returned as stored.
 
         The entry is appended to the attributes as stored now, under the attribute lock:
         concurrent links and attribute changes are all kept. ContainsNodeError if a
@@ -524,13 +538,19 @@ source_object_id=None)}
         either store is not on disk.
 
         >>> import zarrkit as zk
-        >>> g = zk.group({}, attributes={"object_id": "file-1"})
+        >>> g = zk.group({}, zarr_format=2, attributes={"object_id": "file-1"})
         >>> dev = g.create_group("devices/dev", attributes={"object_id": "dev-1"})
         >>> g.create_group("eg").create_link("device", dev).to_json()
         {'name': 'device', 'source': '.', 'path': '/devices/dev', 'object_id': 'dev-1', \
 'source_object_id': 'file-1'}
         >>> g["eg/device"].attrs["object_id"]
         'dev-1'
+        >>> v3 = zk.group({}, zarr_format=3)
+        >>> v3.create_group("eg").create_link("device", "/devices/dev")
+        Link(name='device', source='.', path='/devices/dev', object_id=None, \
+source_object_id=None)
+        >>> v3["eg"].attrs["_LINKS"]
+        [{'source': '.', 'path': '/devices/dev', 'name': 'device'}]
         """
         self._check_writable()
         check_node_name(name, self._zarr_format)
@@ -566,17 +586,16 @@ source_object_id=None)}
                             f"not {type(target).__name__}")
         link = Link(name, source, path, object_id=None if node is None else object_id_of(node),
                     source_object_id=source_id)
-        entry = link.to_json()
-        where = f"{LINK_ATTRIBUTE} of group {self.name!r}"
+        convention = convention_of(self)
+        stored: list[Link] = []
 
         def edit(current: dict[str, Any]) -> dict[str, Any]:
-            existing = current.get(LINK_ATTRIBUTE)
-            if name in parse_links(existing, where=where):
-                raise ContainsNodeError(f"group {self.name!r} already has a link {name!r}")
-            return {**current, LINK_ATTRIBUTE: [*(existing or []), entry]}
+            attributes, entry = add_link(current, link, convention, self.name)
+            stored.append(entry)
+            return attributes
 
         self._attrs._change(edit)
-        return link
+        return stored[-1]
 
     def tree(self, expand: bool | None = None, level: int | None = None, *,
              max_nodes: int = 500, plain: bool = False) -> str:
@@ -657,17 +676,7 @@ source_object_id=None)}
         ({}, {})
         """
         self._check_writable()
-        where = f"{LINK_ATTRIBUTE} of group {self.name!r}"
-
-        def edit(current: dict[str, Any]) -> dict[str, Any]:
-            existing = current.get(LINK_ATTRIBUTE)
-            if name not in parse_links(existing, where=where):
-                raise NodeNotFoundError(f"group {self.name!r} has no link {name!r}")
-            kept = [entry for entry in existing or [] if entry.get("name") != name]
-            rest = {k: v for k, v in current.items() if k != LINK_ATTRIBUTE}
-            return {**rest, LINK_ATTRIBUTE: kept} if kept else rest
-
-        self._attrs._change(edit)
+        self._attrs._change(lambda current: remove_link(current, name, self.name))
 
     def create_group(
         self, name: str, *, overwrite: bool = False, attributes: dict[str, Any] | None = None
@@ -716,8 +725,9 @@ source_object_id=None)}
         return tuple(self.require_group(name) for name in names)
 
     def get_array(self, path: str) -> Array:
-        """The array at ``path`` (following links); ArrayNotFoundError (a KeyError) when
-        there is none or a group is there.
+        """The array at ``path`` (following links), as zarr-python 3.4's
+        ``Group.get_array``: ArrayNotFoundError (a KeyError) when nothing is there,
+        ContainsGroupError (a ValueError) when a group is.
 
         >>> import zarrkit as zk
         >>> g = zk.group({}); _ = g.create_array("a/x", shape=(1,), dtype="u1")
@@ -725,25 +735,39 @@ source_object_id=None)}
         'a/x'
         >>> g.get_array("a")
         Traceback (most recent call last):
-        zarrkit.errors.ArrayNotFoundError: group '/a' is not an array
+        zarrkit.errors.ContainsGroupError: A group exists in store memory://... at path 'a'.
         """
-        node = self[path]
+        node = self._get_node(path, ArrayNotFoundError, "array")
         if not isinstance(node, Array):
-            raise ArrayNotFoundError(f"group {node.name!r} is not an array")
+            raise ContainsGroupError(f"A group exists in store {store_url(self._store)} "
+                                     f"at path {node.path!r}.")
         return node
 
     def get_group(self, path: str) -> Group:
-        """The group at ``path`` (following links); GroupNotFoundError (a KeyError) when
-        there is none or an array is there.
+        """The group at ``path`` (following links), as zarr-python 3.4's
+        ``Group.get_group``: GroupNotFoundError (a KeyError) when nothing is there,
+        ContainsArrayError (a ValueError) when an array is.
 
         >>> import zarrkit as zk
         >>> g = zk.group({}); _ = g.create_group("a/b"); g.get_group("a/b").path
         'a/b'
         """
-        node = self[path]
+        node = self._get_node(path, GroupNotFoundError, "group")
         if not isinstance(node, Group):
-            raise GroupNotFoundError(f"array {node.name!r} is not a group")
+            raise ContainsArrayError(f"An array exists in store {store_url(self._store)} "
+                                     f"at path {node.path!r}.")
         return node
+
+    def _get_node(self, path: str, missing: type[NodeNotFoundError], kind: str) -> Any:
+        """``self[path]``, a missing node raised as ``missing`` (a link that cannot be
+        followed keeps its own LinkError, which names the link)."""
+        try:
+            return self[path]
+        except LinkError:
+            raise
+        except NodeNotFoundError as error:
+            raise missing(f"No {kind} found in store {store_url(self._store)} at path "
+                          f"{self._child_path(path)!r}") from error
 
     def array_values(self) -> Iterator[Array]:
         """The direct member arrays."""
@@ -832,6 +856,10 @@ source_object_id=None)}
         create_array_node(self._store, path, metadata, attributes, overwrite=overwrite)
         array = Array(self._store, path, metadata, attributes=attributes or {},
                       write_empty_chunks=write_empty_chunks)
+        if config is not None and any(key in settings for key in READ_CONFIG_KEYS):
+            # zarr-python's read settings of the handle
+            array = array.with_config({key: value for key, value in settings.items()
+                                       if key in READ_CONFIG_KEYS})
         if data is not None and write_data:
             array[...] = data
         return array
@@ -845,12 +873,13 @@ source_object_id=None)}
         return self.create_array(name, **kwargs)
 
     def require_array(self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False,
-                      **kwargs: Any) -> Array:
+                      config: Any = None, **kwargs: Any) -> Array:
         """The array at ``name`` if it exists with this shape and a compatible dtype
         (with ``exact``, this dtype; else one that the stored dtype casts to safely, as
         zarr-python checks), else a new one made by :meth:`create_array` with
         ``kwargs``. TypeError when the existing array does not fit; ContainsNodeError
-        for a group there.
+        for a group there. The runtime ``config`` applies to the array returned, existing
+        or new (zarr-python 3.4).
 
         >>> import zarrkit as zk
         >>> g = zk.group({}); a = g.require_array("x", shape=(2,), dtype="i2")
@@ -862,21 +891,22 @@ source_object_id=None)}
         if kind == "group":
             raise ContainsNodeError(f"a group already exists at path {path!r}")
         if kind != "array":
-            return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+            return self.create_array(name, shape=shape, dtype=dtype, config=config, **kwargs)
         array = self[name]
         assert isinstance(array, Array)
-        from zarrkit.hierarchy.creation import normalize_shape
+        from zarrkit.hierarchy.creation import dtype_argument, normalize_shape
         from zarrkit.metadata.dtypes import normalize_dtype
 
         if array.shape != normalize_shape(shape):
             raise TypeError(f"array {path!r} exists with shape {array.shape}, not {shape}")
         # No dtype is float64 here, as numpy (and so zarr-python) reads None.
-        wanted = normalize_dtype("float64" if dtype is None else dtype)
+        wanted = normalize_dtype(dtype_argument("float64" if dtype is None else dtype,
+                                                zarr_format=array.metadata.zarr_format))
         fits = array.dtype == wanted if exact else np.can_cast(array.dtype, wanted)
         if not fits:
             raise TypeError(f"array {path!r} exists with dtype {array.dtype}, "
                             f"not {'' if exact else 'castable to '}{wanted}")
-        return array
+        return array if config is None else array.with_config(config)
 
     def require_dataset(self, name: str, *, shape: Any, **kwargs: Any) -> Array:
         """:meth:`require_array` (the h5py and zarr-python 2 name)."""

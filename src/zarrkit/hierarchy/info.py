@@ -16,7 +16,7 @@ No. groups  : 0
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,16 @@ def store_type_name(store: Store) -> str:
     'MemoryStore'
     """
     return "LocalStore" if isinstance(store, DirectoryStore) else type(store).__name__
+
+
+def _grid_text(shape: tuple[Any, ...]) -> str:
+    """A chunk or shard shape as zarr-python's summary shows it: ``<variable>`` for a
+    rectilinear grid (some dimension has several lengths).
+
+    >>> _grid_text((4, 2)), _grid_text(((2, 1), 3))
+    ('(4, 2)', '<variable>')
+    """
+    return str(shape) if all(isinstance(n, int) for n in shape) else "<variable>"
 
 
 class ArrayInfo:
@@ -60,8 +70,8 @@ class ArrayInfo:
                 ("Data type", data_type_repr(a)), ("Fill value", str(a.fill_value)),
                 ("Shape", str(a.shape))]
         if a.shards is not None:
-            rows.append(("Shard shape", str(a.shards)))
-        rows += [("Chunk shape", str(a.chunks)), ("Order", a.order),
+            rows.append(("Shard shape", _grid_text(a.shards)))
+        rows += [("Chunk shape", _grid_text(a.chunks)), ("Order", a.order),
                  ("Read-only", str(a.read_only)), ("Store type", store_type_name(a.store)),
                  ("Filters", repr(tuple(a.filters)))]
         if a.serializer is not None:

@@ -1,11 +1,24 @@
-"""Links between nodes: the hdmf-zarr ``zarr_link`` convention (NWB's Zarr backend).
+"""Links between nodes: hdmf-zarr's link conventions (NWB's Zarr backend).
 
-Zarr has no links, so hdmf-zarr keeps them in a reserved group attribute, ``zarr_link``: a
-list of JSON objects, one per link, each holding the link's ``name``, the ``source`` store
-of its target and the target's absolute ``path`` in that store, optionally with the
-target's ``object_id`` and the ``object_id`` of the source's root group
-(``source_object_id``). The source is ``"."`` for the store holding the link, else a path
-relative to that store's *location*, e.g. ``"../other.zarr"`` for a sibling store.
+Zarr has no links, so hdmf-zarr keeps them in a reserved group attribute, a list of JSON
+objects, one per link, each holding the link's ``name``, the ``source`` store of its
+target and the target's absolute ``path`` in that store. The source is ``"."`` for the
+store holding the link, else a path relative to that store's *location*, e.g.
+``"../other.zarr"`` for a sibling store (an external link). Two conventions name it:
+
+* **hdmf-zarr 0.13** (Zarr v2 files): the attribute ``zarr_link``, whose entries may also
+  hold the target's ``object_id`` and the ``object_id`` of the source's root group
+  (``source_object_id``);
+* **hdmf-zarr 0.14** (Zarr v3 files): the attribute ``_LINKS``, entries
+  ``{"source", "path", "name"}``. hdmf-zarr 0.14 reads a group's ``zarr_link`` only when
+  it has no ``_LINKS``; zarrkit reads links the same way, in files of either format.
+
+Which convention a file uses is decided in one place, :func:`convention_of` (by the Zarr
+format: hdmf-zarr 0.13 wrote only v2, 0.14 writes only v3), and :class:`Convention`
+names the reserved attributes of each, for this module and for
+:mod:`zarrkit.references` and :mod:`zarrkit.hdmf`. :meth:`Group.create_link
+<zarrkit.hierarchy.group.Group.create_link>` appends to the link attribute a group
+already has, else to its file's convention's one.
 
 A store's location is the path that hdmf-zarr joins a source to: a directory store's root
 directory, a ZIP store's archive file (so ``"../other.zarr"`` is a sibling of
@@ -16,12 +29,17 @@ Links are plain JSON, so any Zarr implementation reads such a store; zarrkit's g
 follow them on lookup (:meth:`Group.__getitem__ <zarrkit.hierarchy.group.Group>`).
 
 >>> import zarrkit as zk
->>> root = zk.group({})
+>>> root = zk.group({}, zarr_format=2)
 >>> dev = root.create_group("devices/dev", attributes={"object_id": "d-1"})
 >>> root.create_group("eg").create_link("device", dev)
 Link(name='device', source='.', path='/devices/dev', object_id='d-1', source_object_id=None)
 >>> root["eg/device"] == dev
 True
+>>> v3 = zk.group({}, zarr_format=3)
+>>> _ = v3.create_group("devices/dev")
+>>> _ = v3.create_group("eg").create_link("device", "/devices/dev")
+>>> v3["eg"].attrs["_LINKS"]
+[{'source': '.', 'path': '/devices/dev', 'name': 'device'}]
 """
 
 from __future__ import annotations
@@ -32,9 +50,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zarrkit.errors import LinkError, MetadataError, NodeNotFoundError, ZarrkitError
+from zarrkit.errors import (
+    ContainsNodeError,
+    LinkError,
+    MetadataError,
+    NodeNotFoundError,
+    ZarrkitError,
+)
 from zarrkit.hierarchy.array import Array
-from zarrkit.hierarchy.nodes import LINK_ATTRIBUTE, find_node
+from zarrkit.hierarchy.nodes import (
+    LINK_ATTRIBUTE,
+    LINKS_ATTRIBUTE_V3,
+    find_node,
+    link_attribute_in,
+)
 from zarrkit.paths import join_path, normalize_path
 from zarrkit.storage.base import Store
 from zarrkit.storage.directory import DirectoryStore
@@ -52,8 +81,82 @@ _OPTIONAL_KEYS = ("object_id", "source_object_id")
 
 
 @dataclass(frozen=True)
+class Convention:
+    """One of hdmf-zarr's storage conventions: the reserved attributes it writes.
+
+    ``link_attribute`` holds a group's links; ``dtype_attribute`` a dataset's hdmf dtype
+    (``zarr_dtype``: every dataset, a compound's fields included; ``_DTYPE``: every
+    dataset but compounds, whose fields the v3 data type states);
+    ``reference_dtype`` is its value on a dataset of object references;
+    ``reference_fields_attribute`` names a compound's reference fields (None: its
+    ``zarr_dtype`` lists them); ``reference_key`` is the key of a reference attribute
+    (``{"_REFERENCE": {...}}``; None: ``{"value": {...}, "zarr_dtype": "object"}``);
+    ``scalar_shape`` the shape of a scalar dataset (0.13 marks its ``(1,)`` with
+    ``zarr_dtype: "scalar"``).
+
+    >>> HDMF_ZARR_014.link_attribute, HDMF_ZARR_014.reference_dtype
+    ('_LINKS', 'object_reference')
+    """
+
+    name: str
+    zarr_format: int
+    link_attribute: str
+    dtype_attribute: str
+    reference_dtype: str
+    reference_fields_attribute: str | None
+    reference_key: str | None
+    scalar_shape: tuple[int, ...]
+
+    @property
+    def link_keys(self) -> tuple[str, ...]:
+        """The keys of a link entry this convention writes (``name``, ``source``,
+        ``path``, in its order; 0.13 adds the object ids that are known).
+
+        >>> HDMF_ZARR_014.link_keys
+        ('source', 'path', 'name')
+        """
+        return ("name", "source", "path") if self.zarr_format == 2 else (
+            "source", "path", "name")
+
+
+#: hdmf-zarr 0.13's convention (zarr-python 2; the Zarr v2 files it wrote).
+HDMF_ZARR_013 = Convention("hdmf-zarr 0.13", 2, LINK_ATTRIBUTE, "zarr_dtype", "object",
+                           None, None, (1,))
+#: hdmf-zarr 0.14's convention (zarr-python 3; it writes Zarr v3 files only).
+HDMF_ZARR_014 = Convention("hdmf-zarr 0.14", 3, LINKS_ATTRIBUTE_V3, "_DTYPE",
+                           "object_reference", "_REFERENCE_FIELDS", "_REFERENCE", ())
+
+
+def convention_for(zarr_format: int) -> Convention:
+    """The convention of files in ``zarr_format``: hdmf-zarr 0.13 wrote only Zarr v2,
+    0.14 writes only Zarr v3.
+
+    >>> convention_for(2).name
+    'hdmf-zarr 0.13'
+    """
+    if zarr_format == 2:
+        return HDMF_ZARR_013
+    if zarr_format == 3:
+        return HDMF_ZARR_014
+    raise ValueError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
+
+
+def convention_of(node: Array | Group) -> Convention:
+    """The hdmf-zarr convention of the file holding ``node``, the one that zarrkit writes
+    there: hdmf-zarr 0.13's in a Zarr v2 file, 0.14's in a v3 one (a new v3 file gets
+    0.14's). Both are read in files of either format (older zarrkit wrote 0.13's
+    attributes in v3 files, and hdmf-zarr 0.14 reads those too).
+
+    >>> import zarrkit as zk
+    >>> convention_of(zk.group({}, zarr_format=3)).link_attribute
+    '_LINKS'
+    """
+    return convention_for(node.zarr_format)
+
+
+@dataclass(frozen=True)
 class Link:
-    """One entry of a group's ``zarr_link`` attribute.
+    """One entry of a group's link attribute (``zarr_link`` or ``_LINKS``).
 
     ``path`` is the target's absolute path in the ``source`` store (``"."``: the store
     holding the link; else a path relative to that store's location). ``object_id`` and
@@ -79,14 +182,20 @@ class Link:
         """
         return not _is_same_source(self.source)
 
-    def to_json(self) -> dict[str, str]:
-        """The ``zarr_link`` entry: ``name``, ``source``, ``path``, then the object ids
-        that are known.
+    def to_json(self, convention: Convention | None = None) -> dict[str, str]:
+        """The link entry in ``convention`` (hdmf-zarr 0.13's by default): for 0.13,
+        ``name``, ``source``, ``path``, then the object ids that are known; for 0.14,
+        ``source``, ``path`` and ``name`` only, as hdmf-zarr 0.14 writes them.
 
         >>> Link("device", ".", "/devices/dev", object_id="d-1").to_json()
         {'name': 'device', 'source': '.', 'path': '/devices/dev', 'object_id': 'd-1'}
+        >>> Link("device", ".", "/devices/dev", object_id="d-1").to_json(HDMF_ZARR_014)
+        {'source': '.', 'path': '/devices/dev', 'name': 'device'}
         """
-        document = {"name": self.name, "source": self.source, "path": self.path}
+        convention = convention or HDMF_ZARR_013
+        document = {key: getattr(self, key) for key in convention.link_keys}
+        if convention.zarr_format == 3:
+            return document
         for key in _OPTIONAL_KEYS:
             value = getattr(self, key)
             if value is not None:
@@ -133,9 +242,11 @@ class Link:
         return f"{self.name} -> {target}"
 
 
-def parse_links(value: Any, *, where: str = LINK_ATTRIBUTE) -> dict[str, Link]:
-    """The links of a ``zarr_link`` attribute value (None: no links), by name in stored
-    order (of two entries with one name, the last wins, as hdmf-zarr reads them).
+def parse_links(value: Any, *, where: str = LINK_ATTRIBUTE,
+                attribute: str = LINK_ATTRIBUTE) -> dict[str, Link]:
+    """The links of a link attribute value (``zarr_link`` or ``_LINKS``, named by
+    ``attribute``; None: no links), by name in stored order (of two entries with one
+    name, the last wins, as hdmf-zarr reads them).
 
     >>> parse_links([{"name": "d", "source": ".", "path": "/dev"}])
     {'d': Link(name='d', source='.', path='/dev', object_id=None, source_object_id=None)}
@@ -147,9 +258,62 @@ def parse_links(value: Any, *, where: str = LINK_ATTRIBUTE) -> dict[str, Link]:
         return {}
     if not isinstance(value, list):
         raise MetadataError(
-            f"{where}: {LINK_ATTRIBUTE} must be a list of links, found {type(value).__name__}")
+            f"{where}: {attribute} must be a list of links, found {type(value).__name__}")
     links = [Link.from_json(entry, where=where) for entry in value]
     return {link.name: link for link in links}
+
+
+def read_links(attributes: Mapping[str, Any], group_name: str) -> dict[str, Link]:
+    """The links of the group named ``group_name`` whose attributes are ``attributes``:
+    those of its ``_LINKS`` attribute when it has one, else of its ``zarr_link`` (as
+    hdmf-zarr 0.14 reads them), by name in stored order. MetadataError (naming the
+    attribute and the group) for a malformed value.
+
+    >>> read_links({"_LINKS": [{"source": ".", "path": "/d", "name": "d"}],
+    ...             "zarr_link": [{"name": "old", "path": "/o"}]}, "/eg")
+    {'d': Link(name='d', source='.', path='/d', object_id=None, source_object_id=None)}
+    """
+    attribute = link_attribute_in(attributes)
+    if attribute is None:
+        return {}
+    return parse_links(attributes[attribute], where=f"{attribute} of group {group_name!r}",
+                       attribute=attribute)
+
+
+def add_link(attributes: Mapping[str, Any], link: Link, convention: Convention,
+             group_name: str) -> tuple[dict[str, Any], Link]:
+    """``attributes`` (a group's, as stored now) with ``link`` appended to the link
+    attribute the group has (the one :func:`read_links` reads), else to
+    ``convention``'s, in the form of that attribute's convention; and the link as
+    stored (0.14's entries hold no object ids). ContainsNodeError if the group has a
+    link of that name.
+
+    >>> add_link({"_LINKS": []}, Link("d", ".", "/dev", "o-1"), HDMF_ZARR_013, "/g")
+    ({'_LINKS': [{'source': '.', 'path': '/dev', 'name': 'd'}]}, Link(name='d', \
+source='.', path='/dev', object_id=None, source_object_id=None))
+    """
+    attribute = link_attribute_in(attributes) or convention.link_attribute
+    if link.name in read_links(attributes, group_name):
+        raise ContainsNodeError(f"group {group_name!r} already has a link {link.name!r}")
+    entry = link.to_json(HDMF_ZARR_014 if attribute == LINKS_ATTRIBUTE_V3 else HDMF_ZARR_013)
+    return ({**attributes, attribute: [*(attributes.get(attribute) or []), entry]},
+            Link.from_json(entry))
+
+
+def remove_link(attributes: Mapping[str, Any], name: str, group_name: str) -> dict[str, Any]:
+    """``attributes`` (a group's, as stored now) without its link ``name`` (the link
+    attribute goes when its last link does); NodeNotFoundError if it has no such link.
+
+    >>> remove_link({"_LINKS": [{"source": ".", "path": "/d", "name": "d"}], "x": 1},
+    ...             "d", "/g")
+    {'x': 1}
+    """
+    attribute = link_attribute_in(attributes)
+    if attribute is None or name not in read_links(attributes, group_name):
+        raise NodeNotFoundError(f"group {group_name!r} has no link {name!r}")
+    kept = [entry for entry in attributes[attribute] or [] if entry.get("name") != name]
+    rest = {k: v for k, v in attributes.items() if k != attribute}
+    return {**rest, attribute: kept} if kept else rest
 
 
 def store_location(store: Store) -> Path | None:
@@ -278,17 +442,17 @@ def _resolve(start: Array | Group, segments: list[str], known_missing: bool,
 def lookup_links(group: Group) -> dict[str, Link]:
     """The links of ``group`` for a lookup: as :meth:`Group.links`, except that an
     attributes document that cannot be read at all counts as holding none (a malformed
-    ``zarr_link`` value is still a MetadataError).
+    ``_LINKS`` or ``zarr_link`` value is still a MetadataError).
 
     >>> import zarrkit as zk
     >>> lookup_links(zk.group({}))
     {}
     """
     try:
-        value = group.attrs.get(LINK_ATTRIBUTE)
+        attributes = group.attrs.asdict()
     except MetadataError:
         return {}
-    return parse_links(value, where=f"{LINK_ATTRIBUTE} of group {group.name!r}")
+    return read_links(attributes, group.name)
 
 
 # --- following links ----------------------------------------------------------------------

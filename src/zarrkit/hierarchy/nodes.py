@@ -53,9 +53,25 @@ ZARR_JSON = "zarr.json"
 #: The names of metadata documents, of either format (a v2 consolidated view included):
 #: copies write them after a node's chunks, so that a node appears only once complete.
 METADATA_DOCUMENT_NAMES = frozenset({ZARR_JSON, ZARRAY, ZGROUP, ZATTRS, ZMETADATA})
-#: The reserved group attribute that holds a group's links (hdmf-zarr's convention; see
-#: zarrkit.hierarchy.links): node creation refuses a name a link has.
+#: The reserved group attribute that holds a group's links in hdmf-zarr 0.13's convention
+#: (Zarr v2; see zarrkit.hierarchy.links): node creation refuses a name a link has.
 LINK_ATTRIBUTE = "zarr_link"
+#: The same in hdmf-zarr 0.14's convention (Zarr v3).
+LINKS_ATTRIBUTE_V3 = "_LINKS"
+
+
+def link_attribute_in(attributes: Mapping[str, Any]) -> str | None:
+    """The attribute that holds a group's links, as hdmf-zarr 0.14 reads them: ``_LINKS``
+    when the group has it (a ``zarr_link`` beside it is then not read), else
+    ``zarr_link``; None when the group has neither.
+
+    >>> link_attribute_in({"zarr_link": [], "_LINKS": []}), link_attribute_in({"a": 1})
+    ('_LINKS', None)
+    """
+    for name in (LINKS_ATTRIBUTE_V3, LINK_ATTRIBUTE):
+        if name in attributes:
+            return name
+    return None
 
 
 
@@ -407,7 +423,8 @@ def _inspect_site(store: Store, path: str, zarr_format: int) -> _Site:
 
 
 def _refuse_link_name(attributes: Any, name: str, group_path: str) -> None:
-    links = attributes.get(LINK_ATTRIBUTE) if isinstance(attributes, dict) else None
+    where = link_attribute_in(attributes) if isinstance(attributes, dict) else None
+    links = attributes.get(where) if where is not None else None
     if isinstance(links, list) and any(
             isinstance(link, dict) and link.get("name") == name for link in links):
         raise ContainsNodeError(

@@ -22,15 +22,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrkit import native
-from zarrkit.buffers import ROW_COPY_FROM, allocate, copy_into, scratch_array
+from zarrkit.buffers import ROW_COPY_FROM, allocate, copy_into, reshaped_view, scratch_array
 from zarrkit.concurrency import parallel_batches
 from zarrkit.config import config
 from zarrkit.errors import (
     ChunkDecodeError,
+    ChunkNotFoundError,
     OutputArrayError,
     ResourceLimitError,
 )
-from zarrkit.hierarchy.sharded import read_sharded
+from zarrkit.hierarchy.sharded import read_sharded_counting
 from zarrkit.indexing import (
     ChunkProjection,
     basic_indexer,
@@ -77,7 +78,11 @@ def get(array: Array, factory: Any, selection: Any, out: np.ndarray[Any, Any] | 
     array._check_allocation_limit()
     if array._sharded_io:
         # Decodes straight into ``out`` (checked there against the selection).
-        return in_read_order(array, read_sharded(array, factory, selection, out), out)
+        result, absent = read_sharded_counting(array, factory, selection, out)
+        if absent and not array.read_missing_chunks:
+            indexer = factory(selection, array.shape, array._grid_chunks)
+            raise_missing(array, (p.chunk_coords for p in indexer))
+        return in_read_order(array, result, out)
     indexer = factory(selection, array.shape, array._grid_chunks)
     if array._mmap and out is None and factory is basic_indexer and indexer.nchunks == 1:
         view = mapped_selection(array, indexer)
@@ -149,6 +154,8 @@ def read(array: Array, indexer: Any, out: np.ndarray[Any, Any] | None = None) ->
     reader = native_reader(array, target)
     read_batch: Callable[[Sequence[ChunkProjection]], list[bool]]
     if reader is not None and (reader.read_grid(indexer, result) or reader.read_points(indexer)):
+        if reader.absent and not array.read_missing_chunks:
+            raise_missing(array, (p.chunk_coords for p in indexer))
         return result[()] if out is None and result.ndim == 0 else result
     if reader is not None and not (reader.raw and target.nbytes < INLINE_WORK_BYTES):
         read_batch = reader
@@ -159,11 +166,51 @@ def read(array: Array, indexer: Any, out: np.ndarray[Any, Any] | None = None) ->
     if may_list_for(array, indexer):
         read_sparse(array, indexer, target, result, read_batch)
     else:
+        missing: list[tuple[int, ...]] = []
+        strict = not array.read_missing_chunks  # only then are the missing ones named
         for batch in plan_batches(indexer, PLAN_BATCH):
-            read_projections(array, batch, result, read_batch)
+            found = read_projections(array, batch, result, read_batch)
+            if strict:
+                missing.extend(p.chunk_coords for p, stored in zip(batch, found, strict=True)
+                               if not stored)
+        if missing:
+            raise_missing(array, missing, checked=True)
     if out is None and result.ndim == 0:
         return result[()]
     return result
+
+
+def raise_missing(array: Array, coords: Any, *, checked: bool = False) -> None:
+    """ChunkNotFoundError, worded as zarr-python's, naming the chunks (shards) among the
+    grid coordinates ``coords`` that are not stored: all of them when ``checked`` (a reader
+    found them missing), else those the store says it lacks (a reader counted missing
+    chunks without naming them). Nothing is raised when none is missing.
+
+    >>> import zarrkit as zk
+    >>> a = zk.create_array({}, shape=(4,), chunks=(2,), dtype="u1"); a[:2] = 1
+    >>> raise_missing(a, [(0,), (1,)])
+    Traceback (most recent call last):
+    ...
+    zarrkit.errors.ChunkNotFoundError: 1 chunk(s) not found in store 'memory://...'.
+    Set the 'array.read_missing_chunks' config to True ...
+    Missing chunks:
+      chunk 'c/1' (grid position (1,))
+    """
+    # Sorted, the order of zarr-python's chunk iteration for every kind of selection.
+    unique = sorted({tuple(int(c) for c in chunk) for chunk in coords})
+    if not checked:
+        # A one-byte range: asks whether the value exists without fetching it.
+        store = array._store
+        unique = [chunk for chunk in unique
+                  if store.get_range(array._chunk_key(chunk), 0, 1) is None]
+    if not unique:
+        return
+    lines = "\n".join(f"  chunk '{array._metadata.chunk_key(chunk)}' (grid position {chunk})"
+                      for chunk in unique)
+    raise ChunkNotFoundError(
+        f"{len(unique)} chunk(s) not found in store '{array.store_path}'.\n"
+        f"Set the 'array.read_missing_chunks' config to True to fill missing chunks with "
+        f"the fill value.\nMissing chunks:\n{lines}")
 
 
 def read_sparse(array: Array, indexer: Any, target: np.ndarray[Any, Any],
@@ -184,8 +231,9 @@ def read_sparse(array: Array, indexer: Any, target: np.ndarray[Any, Any],
 def may_list_for(array: Array, indexer: Any) -> bool:
     """Whether a read of ``indexer`` may switch to listing the stored chunks (see
     _LIST_FROM): it spans very many chunks and a good part of the grid, and the
-    store can list."""
-    if math.prod(indexer.shape) < _LIST_FROM:  # each chunk gives at least an element
+    store can list; never when a missing chunk is an error (it must be named)."""
+    # Each chunk gives at least an element.
+    if math.prod(indexer.shape) < _LIST_FROM or not array.read_missing_chunks:
         return False
     nchunks = indexer.nchunks
     return (nchunks >= _LIST_FROM
@@ -256,6 +304,8 @@ class NativeBatchReader:
         self.chain = chain
         self.chunk_shape = tuple(chain.chunk_shape)
         self.raw = array._pipeline.is_raw
+        # Chunks the engine's grid and point reads found missing (they count, not name).
+        self.absent = 0
 
     @functools.cached_property
     def value_file(self) -> Callable[[str], Any] | None:
@@ -303,10 +353,8 @@ class NativeBatchReader:
         if layout is None:
             return False
         dims = plan.dims
-        view = target.view()
-        try:
-            view.shape = plan.shape  # a view with the integers' axes back (never a copy)
-        except (AttributeError, ValueError):
+        view = reshaped_view(target, plan.shape)  # the integers' axes back, never a copy
+        if view is None:
             return False
         key_prefix = array._prefix + layout[0]
         separator = layout[1]
@@ -351,9 +399,11 @@ class NativeBatchReader:
             with native.errors_named(f"array {array.name!r} chunk"):
                 absent, deferred = read_box(batch, threads=self.threads(count * chunk_bytes))
             if deferred:  # chunk files that are links: read through the store
-                self.fallback(list(indexer.projections_for([tuple(c) for c in deferred])))
+                self.absent += self.fallback(list(indexer.projections_for(
+                    [tuple(c) for c in deferred]))).count(False)
             found += count - absent
             missing += absent
+            self.absent += absent
         return True
 
     def read_points(self, indexer: Any) -> bool:
@@ -381,9 +431,10 @@ class NativeBatchReader:
             fetch = (store.get_many if self.value_range is None
                      else functools.partial(value_sources, store, self.value_range))
             with native.errors_named(f"array {array.name!r} chunk"):
-                native.decode_points_values_into(
+                absent, _ = native.decode_points_values_into(
                     self.chain, target, coordinates, list(array.shape), fetch, key_prefix,
                     separator, threads)
+            self.absent += absent
             return True
         touched = []
         for dim, chunk_len, dim_len in zip(coordinates, self.chunk_shape, array.shape,
@@ -393,11 +444,13 @@ class NativeBatchReader:
             touched.append(np.flatnonzero(present).tolist())
         native.check_grid_directories(self.value_file, key_prefix, separator, touched)
         with native.errors_named(f"array {array.name!r} chunk"):
-            _, deferred = native.decode_points_into(
+            absent, deferred = native.decode_points_into(
                 self.chain, target, coordinates, list(array.shape),
                 store.files_root, key_prefix, separator, threads)  # type: ignore[attr-defined]
+        self.absent += absent
         if deferred:  # chunk files that are links: read through the store
-            self.fallback(list(indexer.projections_for({tuple(c) for c in deferred})))
+            self.absent += self.fallback(list(indexer.projections_for(
+                {tuple(c) for c in deferred}))).count(False)
         return True
 
     def __call__(self, batch: Sequence[ChunkProjection]) -> list[bool]:

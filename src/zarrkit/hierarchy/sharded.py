@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrkit import native
+from zarrkit.buffers import reshaped_view
 from zarrkit.codecs.v3.sharding import ShardingCodec
 from zarrkit.codecs.v3.sharding_partial import (
     PartialReader,
@@ -122,20 +123,63 @@ def read_sharded(array: Array, factory: IndexerFactory, selection: Any,
                  out: np.ndarray[Any, Any] | None = None) -> Any:
     """Read ``selection`` from a sharded array, fetching only what it needs; into ``out``
     when given (it must fit the selection, see ``Array._check_output``)."""
+    return read_sharded_counting(array, factory, selection, out)[0]
+
+
+def read_sharded_counting(array: Array, factory: IndexerFactory, selection: Any,
+                          out: np.ndarray[Any, Any] | None = None) -> tuple[Any, int]:
+    """:func:`read_sharded`, and how many shards it found missing (read as the fill
+    value; a count that may include a shard twice, for ``read_missing_chunks``, which
+    asks only whether any was).
+
+    >>> import zarrkit as zk
+    >>> from zarrkit.indexing import basic_indexer
+    >>> a = zk.create_array({}, shape=(8,), chunks=(2,), shards=(4,), dtype="u1")
+    >>> a[:2] = 1
+    >>> result, absent = read_sharded_counting(a, basic_indexer, slice(None))
+    >>> result.tolist(), absent
+    ([1, 1, 0, 0, 0, 0, 0, 0], 1)
+    """
     shards = _Shards.of(array)
     indexer = factory(selection, shards.context.array_shape, shards.inner_shape)
     # The output first: one that cannot be allocated fails before any planning.
     result, target = array._output(indexer, out)
-    _read_into(shards, factory, selection, indexer, target)
-    return result[()] if out is None and result.ndim == 0 else result
+    absent = _read_into(shards, factory, selection, indexer, target)
+    return (result[()] if out is None and result.ndim == 0 else result), absent
+
+
+class _Absent:
+    """Counts the shards a read finds missing, where the Python path fetches them: a
+    shard's index (or the whole shard) not there. Shared by the threads: a count that is
+    off by a lost increment still says whether any was missing, all that is asked."""
+
+    def __init__(self, shards: _Shards) -> None:
+        self.count = 0
+        self._shards = shards
+
+    def get_range(self, key: str, start: int, length: int) -> bytes | memoryview | None:
+        data = self._shards.get_range(key, start, length)
+        if data is None:
+            self.count += 1
+        return data
+
+    def fetch_shard(self, key: str) -> tuple[memoryview, Any] | None:
+        shard = _fetch_shard(self._shards, key)
+        if shard is None:
+            self.count += 1
+        return shard
 
 
 def _read_into(shards: _Shards, factory: IndexerFactory, selection: Any, indexer: Any,
-               target: np.ndarray[Any, Any]) -> None:
+               target: np.ndarray[Any, Any]) -> int:
+    """Read ``indexer`` into ``target``; how many shards were found missing."""
     store = shards.store
     chain = shards.chain
-    if chain is not None and _read_shards_natively(shards, chain, indexer, target):
-        return
+    if chain is not None:
+        absent = _read_shards_natively(shards, chain, indexer, target)
+        if absent is not None:
+            return absent
+    tally = _Absent(shards)
     _, jobs = _shard_jobs(shards, factory, selection, indexer)
     # Indexes first (one small request per shard), then the inner chunks as one queue of
     # byte ranges shared by all threads. From a store where each request costs a round
@@ -145,19 +189,19 @@ def _read_into(shards: _Shards, factory: IndexerFactory, selection: Any, indexer
              and len(jobs) >= _WHOLE_SHARDS_PER_THREAD * config.threads)
     codec, context = shards.codec, shards.context
     plans = parallel_map(
-        lambda job: codec.plan_partial_read(context, shards.get_range, job, target,
+        lambda job: codec.plan_partial_read(context, tally.get_range, job, target,
                                             whole=whole), jobs)
     reads = [read for plan in plans for read in plan]
     fetched_whole = list(dict.fromkeys(
         read.key for read in reads if isinstance(read, ShardPiece)))
     if not fetched_whole:
         drain(lambda: codec.partial_reader(context, shards.get_range).read, reads)
-        return
+        return tally.count
     # Whole shards are fetched (and their indexes decoded) ahead of the threads, which share
     # the decoding of each shard piece by piece: no thread waits for a transfer between
     # shards, nor idles at the end while another decodes a whole shard.
     pieces = [sum(1 for read in reads if read.key == key) for key in fetched_whole]
-    with Prefetch(lambda key: _fetch_shard(shards, key), fetched_whole,
+    with Prefetch(tally.fetch_shard, fetched_whole,
                   ahead=config.threads, takes=pieces) as fetched:
         order = {key: i for i, key in enumerate(fetched_whole)}
 
@@ -166,6 +210,7 @@ def _read_into(shards: _Shards, factory: IndexerFactory, selection: Any, indexer
                                  lambda key: fetched.take(order[key])).read
 
         drain(reader, reads)
+    return tally.count
 
 
 def _fetch_shard(shards: _Shards, key: str) -> tuple[memoryview, Any] | None:
@@ -177,7 +222,7 @@ def _fetch_shard(shards: _Shards, key: str) -> tuple[memoryview, Any] | None:
 
 
 def _read_shards_natively(shards: _Shards, chain: Any, indexer: Any,
-                          target: np.ndarray[Any, Any]) -> bool:
+                          target: np.ndarray[Any, Any]) -> int | None:
     """Read a selection with the native engine, its threads checking each shard's index
     and decoding and copying inner chunks with the GIL released. From a store that
     locates its files (a DirectoryStore), any selection of forward slices: the engine
@@ -186,17 +231,20 @@ def _read_shards_natively(shards: _Shards, chain: Any, indexer: Any,
     file (a ZipStore's stored members). From other stores, only a selection that wants
     every inner chunk of each shard it touches (the common read-all): shards are fetched
     whole, a few at a time (from a remote store, the next few while these decode); a
-    partial read from them takes the Python path, which fetches only byte ranges. False,
-    having read nothing, when the selection is not one of those: the caller then takes
-    the Python path."""
+    partial read from them takes the Python path, which fetches only byte ranges. Returns
+    how many shards were found missing; None, having read nothing, when the selection is
+    not one of those: the caller then takes the Python path."""
     context, store = shards.context, shards.store
     files = offers(store, LocatesFiles)
     only: set[tuple[int, ...]] | None = None
+    absent = 0
     if files:
-        deferred = _read_grid_natively(shards, chain, indexer, target)
-        if deferred is not None and not deferred:
-            return True
-        if deferred is not None:  # shard files that are links: read through the store
+        grid = _read_grid_natively(shards, chain, indexer, target)
+        if grid is not None:
+            absent, deferred = grid
+            if not deferred:
+                return absent
+            # Shard files that are links: read through the store.
             only, files = {tuple(coords) for coords in deferred}, False
     # A store that locates its values in an open file (ZipStore) hands the engine each
     # shard's place in it, to read as it reads a file.
@@ -207,14 +255,14 @@ def _read_shards_natively(shards: _Shards, chain: Any, indexer: Any,
             continue
         whole = len(members) == context.stored_inner_chunks(coords, shards.inner_shape)
         if not (whole or files or ranges or only is not None):
-            return False
+            return None
         inner = []
         for local, projection in members:
             chunk_selection = native.selection_triples(projection.chunk_selection,
                                                        shards.inner_shape)
             out_selection = native.selection_triples(projection.out_selection, target.shape)
             if chunk_selection is None or out_selection is None:
-                return False
+                return None
             inner.append((local, chunk_selection, out_selection))
         tasks.append((context.chunk_key(coords), inner, whole))
     threads = config.threads
@@ -222,12 +270,13 @@ def _read_shards_natively(shards: _Shards, chain: Any, indexer: Any,
             and len(tasks) < _WHOLE_SHARDS_PER_THREAD * threads):
         # Too few shards to keep every thread busy one whole shard each: the Python path
         # then reads their indexes and inner chunks with parallel range requests.
-        return False
+        return None
     if files:
         value_file = store.value_file  # type: ignore[attr-defined]
         shard_tasks: list[Any] = [(key, (value_file(key), 0, None), inner)
                                   for key, inner, _ in tasks]
-        _, linked = _decode_shards(context, chain, target, shard_tasks, threads)
+        missing, linked = _decode_shards(context, chain, target, shard_tasks, threads)
+        absent += len(missing)
         # Shard files that are links: read through the store, which knows where they lead.
         tasks = [tasks[i] for i in linked]
     elif ranges:
@@ -236,11 +285,12 @@ def _read_shards_natively(shards: _Shards, chain: Any, indexer: Any,
         # worth it when all of it is wanted.
         if any(place is False and not whole
                for place, (_, _, whole) in zip(places, tasks, strict=True)):
-            return False
+            return None
         shard_tasks = []
         for place, (key, inner, _) in zip(places, tasks, strict=True):
             if place is None:
                 _fill_missing(target, inner, context.fill)
+                absent += 1
             elif place is not False:
                 shard_tasks.append((key, place, inner))
         if shard_tasks:
@@ -265,12 +315,13 @@ def _read_shards_natively(shards: _Shards, chain: Any, indexer: Any,
             for (key, inner, _), data in zip(batch, values, strict=True):
                 if data is None:
                     _fill_missing(target, inner, context.fill)
+                    absent += 1
                 else:
                     shard_tasks.append((key, data, inner))
             if shard_tasks:
                 _decode_shards(context, chain, target, shard_tasks, threads)
             del values, shard_tasks
-    return True
+    return absent
 
 
 def _fill_missing(target: np.ndarray[Any, Any], inner: list[tuple[Any, Any, Any]],
@@ -281,19 +332,17 @@ def _fill_missing(target: np.ndarray[Any, Any], inner: list[tuple[Any, Any, Any]
 
 
 def _read_grid_natively(shards: _Shards, chain: Any, indexer: Any,
-                        target: np.ndarray[Any, Any]) -> list[list[int]] | None:
+                        target: np.ndarray[Any, Any]) -> tuple[int, list[list[int]]] | None:
     """A basic selection read by the engine's ``decode_grid_into`` from shard files
     (Python plans per dimension, the engine groups inner chunks by shard and reads each
-    shard once); the coordinates of the shards it deferred (links), or None when the
-    engine cannot take the selection (nothing read)."""
+    shard once); how many shards were missing and the coordinates of those it deferred
+    (links), or None when the engine cannot take the selection (nothing read)."""
     plan = native.grid_pieces(indexer, shards.inner_shape)
     if plan is None or shards.key_layout is None:
         return None
     dims = plan.dims
-    view = target.view()
-    try:
-        view.shape = plan.shape  # the integers' axes back, as a view
-    except (AttributeError, ValueError):
+    view = reshaped_view(target, plan.shape)  # the integers' axes back, never a copy
+    if view is None:
         return None
     store = shards.store
     key_prefix, separator = shards.key_prefix + shards.key_layout[0], shards.key_layout[1]
@@ -301,9 +350,9 @@ def _read_grid_natively(shards: _Shards, chain: Any, indexer: Any,
               for dim, n in zip(dims, shards.chunks_per_shard, strict=True)]
     native.check_grid_directories(store.value_file, key_prefix, separator, wanted)  # type: ignore[attr-defined]
     with native.errors_named(f"array {shards.context.name!r} shard"):
-        _, deferred = native.decode_grid_into(chain, view, dims, store.files_root,  # type: ignore[attr-defined]
-                                              key_prefix, separator, config.threads)
-    return deferred  # type: ignore[no-any-return]
+        absent, deferred = native.decode_grid_into(chain, view, dims, store.files_root,  # type: ignore[attr-defined]
+                                                   key_prefix, separator, config.threads)
+    return absent, deferred
 
 
 def _decode_shards(context: ShardContext, chain: Any, target: np.ndarray[Any, Any],

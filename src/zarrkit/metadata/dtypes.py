@@ -17,7 +17,8 @@ import numpy as np
 from zarrkit.caching import BoundedCache
 from zarrkit.errors import UnsupportedDataTypeError
 
-_TYPESTR = re.compile(r"^[<>|]([biufcSUV]\d+|[mM]8\[(?P<unit>[A-Za-z]+)\]|O)$")
+# numpy writes a scale factor before the unit ("<M8[10s]"), as zarrkit and zarr-python do.
+_TYPESTR = re.compile(r"^[<>|]([biufcSUV]\d+|[mM]8\[(?:[1-9]\d{0,9})?(?P<unit>[A-Za-z]+)\]|O)$")
 _TIME_UNITS = {"Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as"}
 
 
@@ -195,3 +196,31 @@ def normalize_dtype(dtype: Any) -> np.dtype[Any]:
         return np.dtype(object)
     dtype_to_json_v2(result)
     return result
+
+
+def has_endianness(dtype: np.dtype[Any]) -> bool:
+    """True when the stored form of ``dtype`` depends on a byte order: multi-byte numbers
+    (also inside structured or sub-array types), but not bool, int8, raw or fixed bytes.
+
+    >>> has_endianness(np.dtype("i4")), has_endianness(np.dtype("S5"))
+    (True, False)
+    """
+    if dtype.fields is not None:
+        return any(has_endianness(field[0]) for field in dtype.fields.values())
+    if dtype.subdtype is not None:
+        return has_endianness(dtype.subdtype[0])
+    return dtype.byteorder != "|" and dtype.itemsize > 1
+
+
+def bytes_codec_json(dtype: np.dtype[Any]) -> dict[str, Any]:
+    """The v3 ``bytes`` codec zarrkit writes for ``dtype``: little endian where the type
+    has a byte order (the spec requires ``endian`` there; zarr-python 3.4 refuses a
+    document without it), no configuration where it has none.
+
+    >>> bytes_codec_json(np.dtype("u2")), bytes_codec_json(np.dtype("u1"))
+    ({'name': 'bytes', 'configuration': {'endian': 'little'}}, {'name': 'bytes'})
+    """
+    if has_endianness(dtype):
+        return {"name": "bytes", "configuration": {"endian": "little"}}
+    return {"name": "bytes"}
+

@@ -33,6 +33,7 @@ from zarrkit.metadata.chunk_grid import (
 )
 from zarrkit.metadata.chunk_key_encoding import ChunkKeyEncoding
 from zarrkit.metadata.consolidated import check_consolidated_v3
+from zarrkit.metadata.dtypes import bytes_codec_json
 from zarrkit.metadata.dtypes_v3 import DataTypeV3, parse_data_type_v3, parse_extension
 from zarrkit.metadata.fill_value import (
     decode_fill_value_v3,
@@ -158,6 +159,11 @@ def _normalize_codec(codec: Any) -> dict[str, Any]:
     return dict(codec)
 
 
+#: The codecs of metadata built without any: a ``bytes`` codec, little endian where the
+#: data type has a byte order (told apart by identity; a document's codecs are its own).
+_DEFAULT_CODECS: tuple[dict[str, Any], ...] = ({"name": "bytes"},)
+
+
 def _codec_tuple(codecs: Sequence[Any]) -> tuple[dict[str, Any], ...]:
     if not codecs:
         raise MetadataError("codecs must not be empty (an array -> bytes codec is required)")
@@ -230,7 +236,7 @@ class ArrayMetadataV3:
     chunk_grid: ChunkGrid
     chunk_key_encoding: ChunkKeyEncoding = field(default_factory=ChunkKeyEncoding)
     fill_value: Any = None
-    codecs: tuple[dict[str, Any], ...] = ({"name": "bytes"},)
+    codecs: tuple[dict[str, Any], ...] = _DEFAULT_CODECS
     attributes: dict[str, Any] = field(default_factory=dict)
     dimension_names: tuple[str | None, ...] | None = None
     storage_transformers: tuple[dict[str, Any], ...] = ()
@@ -265,6 +271,10 @@ class ArrayMetadataV3:
             ))
         if isinstance(self.codecs, (str, dict)) or not isinstance(self.codecs, Sequence):
             raise MetadataError(f"codecs must be a list, found {self.codecs!r}")
+        if self.codecs is _DEFAULT_CODECS:
+            # The spec requires a bytes codec's endian where the data type has a byte
+            # order (zarr-python 3.4 refuses a document without it).
+            set_(self, "codecs", (bytes_codec_json(self.data_type.numpy),))
         set_(self, "codecs", _codec_tuple(self.codecs))
         set_(self, "attributes", _attributes(self.attributes))
         _check_nesting(self.attributes, "attributes")

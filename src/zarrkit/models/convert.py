@@ -346,8 +346,7 @@ def _numcodecs_config(codec: Any, reasons: list[str]) -> dict[str, Any] | None:
 def _data_type_to_v2(metadata: Any, endian: str | None, document: dict[str, Any],
                      reasons: list[str]) -> None:
     """Fill ``dtype`` and ``fill_value`` (the dtype in the ``bytes`` codec's byte order)."""
-    from zarrkit.codecs.v3.spec import has_endianness
-    from zarrkit.metadata.dtypes import dtype_to_json_v2, parse_dtype_v2
+    from zarrkit.metadata.dtypes import dtype_to_json_v2, has_endianness, parse_dtype_v2
     from zarrkit.metadata.fill_value import encode_fill_value
 
     data_type = metadata.data_type

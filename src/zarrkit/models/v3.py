@@ -293,6 +293,7 @@ def _with_array_bytes_codec(codecs: list[Any], document: dict[str, Any]) -> list
     from zarrkit.codecs.v3.spec import ChunkSpec
     from zarrkit.errors import ZarrkitError
     from zarrkit.metadata.chunk_grid import parse_chunk_grid
+    from zarrkit.metadata.dtypes import bytes_codec_json
     from zarrkit.metadata.dtypes_v3 import parse_data_type_v3
 
     try:
@@ -305,10 +306,7 @@ def _with_array_bytes_codec(codecs: list[Any], document: dict[str, Any]) -> list
     if any(isinstance(codec, ArrayBytesCodec) for codec in kinds):
         return codecs
     position = sum(1 for codec in kinds if isinstance(codec, ArrayArrayCodec))
-    serializer: dict[str, Any] = {"name": "bytes"}
-    if dtype.itemsize > 1:
-        serializer["configuration"] = {"endian": "little"}
-    return [*codecs[:position], serializer, *codecs[position:]]
+    return [*codecs[:position], bytes_codec_json(dtype), *codecs[position:]]
 
 
 def _known_codec_name(codec: Any) -> Any:

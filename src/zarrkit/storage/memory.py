@@ -17,9 +17,32 @@ from typing import Any
 from zarrkit.storage.base import Buffer, Store
 
 
+class StoredBytes(bytes):
+    """A value in a dict given to a :class:`MemoryStore`: bytes that also answer
+    ``to_bytes()``, as the Buffer objects do that zarr-python's MemoryStore keeps in the
+    dict (code written for either library reads the dict).
+
+    >>> d = {}
+    >>> MemoryStore(d).set("k", b"v")
+    >>> d["k"] == b"v", d["k"].to_bytes()
+    (True, b'v')
+    """
+
+    __slots__ = ()
+
+    def to_bytes(self) -> bytes:
+        """The value as plain ``bytes``.
+
+        >>> StoredBytes(b"ab").to_bytes()
+        b'ab'
+        """
+        return bytes(self)
+
+
 class MemoryStore(Store):
     """Keys and values in a dict. Values are copied in, so a caller's buffer is never
-    aliased, and returned as immutable ``bytes``.
+    aliased, and returned as immutable ``bytes`` (:class:`StoredBytes` in a dict the
+    caller gave).
 
     >>> s = MemoryStore({"a": b"1"})
     >>> sorted(s.list())
@@ -33,6 +56,7 @@ class MemoryStore(Store):
         # A dict passed in is used as is (writes show up in it), as zarr-python does; the
         # parameter has zarr-python's name.
         self._data: MutableMapping[str, bytes] = {} if store_dict is None else store_dict
+        self._value_type: type[bytes] = bytes if store_dict is None else StoredBytes
         self._lock = threading.Lock()
         self.read_only = read_only
 
@@ -40,7 +64,7 @@ class MemoryStore(Store):
         return self._data.get(key)
 
     def _set(self, key: str, value: Buffer) -> None:
-        copied = bytes(value)
+        copied = self._value_type(value)
         with self._lock:
             self._data[key] = copied
 
@@ -52,7 +76,7 @@ class MemoryStore(Store):
         (True, False)
         """
         self._check_write(key, value)
-        copied = bytes(value)
+        copied = self._value_type(value)
         # dict.setdefault is one atomic step, so handles sharing a dict agree too.
         return self._data.setdefault(key, copied) is copied
 

@@ -25,8 +25,9 @@ from zarrkit.codecs.v3.base import (
     check_keys,
     config_choice,
 )
-from zarrkit.codecs.v3.spec import ChunkSpec, has_endianness
+from zarrkit.codecs.v3.spec import ChunkSpec
 from zarrkit.errors import ChunkDecodeError, MetadataError
+from zarrkit.metadata.dtypes import has_endianness
 
 NATIVE_ENDIAN = sys.byteorder
 

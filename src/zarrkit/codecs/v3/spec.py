@@ -27,20 +27,6 @@ def native_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
     return dtype.newbyteorder("=")
 
 
-def has_endianness(dtype: np.dtype[Any]) -> bool:
-    """True when the stored form of ``dtype`` depends on a byte order: multi-byte numbers
-    (also inside structured or sub-array types), but not bool, int8, raw or fixed bytes.
-
-    >>> has_endianness(np.dtype("i4")), has_endianness(np.dtype("S5"))
-    (True, False)
-    """
-    if dtype.fields is not None:
-        return any(has_endianness(field[0]) for field in dtype.fields.values())
-    if dtype.subdtype is not None:
-        return has_endianness(dtype.subdtype[0])
-    return dtype.byteorder != "|" and dtype.itemsize > 1
-
-
 @dataclass(frozen=True)
 class ChunkSpec:
     """The decoded form of one chunk: shape, native-order dtype and fill value.
