@@ -25,7 +25,12 @@ from zarrkit.errors import (
     MetadataError,
     NodeNotFoundError,
 )
-from zarrkit.hierarchy.accessors import READ_CONFIG_KEYS, check_array_config_keys
+from zarrkit.hierarchy.accessors import (
+    READ_CONFIG_KEYS,
+    ArrayConfig,
+    array_config_dict,
+    check_array_config_keys,
+)
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.consolidated import snapshot_entry, with_snapshot
 from zarrkit.hierarchy.creation import array_metadata, normalize_shape
@@ -334,7 +339,7 @@ def open_array(
     chunk_key_encoding: Any = None,
     codecs: Any = None,
     dimension_names: Any = None,
-    config: dict[str, Any] | None = None,
+    config: ArrayConfig | dict[str, Any] | None = None,
     chunk_store: StoreLike = None,
     compressors: Any = "auto",
     shards: Any = None,
@@ -355,6 +360,7 @@ def open_array(
     >>> zk.open_array(s, mode="r").read_only
     True
     """
+    config = array_config_dict(config)
     _check_mode(mode)
     zarr_format = _format_of(zarr_format, zarr_version)
     store_obj = make_store(store, mode=mode, storage_options=storage_options)
@@ -444,7 +450,7 @@ def open(  # noqa: A001 - zarr-python's name
     chunk_key_encoding: Any = None,
     codecs: Any = None,
     dimension_names: Any = None,
-    config: dict[str, Any] | None = None,
+    config: ArrayConfig | dict[str, Any] | None = None,
     chunk_store: StoreLike = None,
     compressors: Any = "auto",
     shards: Any = None,
@@ -462,6 +468,7 @@ def open(  # noqa: A001 - zarr-python's name
     >>> isinstance(zk.open({}, mode="w"), zk.Group)
     True
     """
+    config = array_config_dict(config)
     if mode is None:
         mode = "r" if isinstance(store, Store) and store.read_only else "a"
     _check_mode(mode)
@@ -510,7 +517,7 @@ def create_array(
     dimension_names: Any = None,
     storage_options: dict[str, Any] | None = None,
     overwrite: bool = False,
-    config: dict[str, Any] | None = None,
+    config: ArrayConfig | dict[str, Any] | None = None,
     write_data: bool = True,
     compressor: Any = "auto",
     dimension_separator: str | None = None,
@@ -538,6 +545,7 @@ def create_array(
     >>> zk.create_array({}, data=np.arange(3)).dtype
     dtype('int64')
     """
+    config = array_config_dict(config)
     zarr_format = _format_of(zarr_format, None)
     store_obj = make_store(store, mode="a", storage_options=storage_options)
     source = None
@@ -590,7 +598,7 @@ def from_array(
     dimension_names: Any = None,
     storage_options: dict[str, Any] | None = None,
     overwrite: bool = False,
-    config: dict[str, Any] | None = None,
+    config: ArrayConfig | dict[str, Any] | None = None,
     dtype: Any = None,
     write_empty_chunks: bool | None = None,
 ) -> Array:
@@ -608,6 +616,7 @@ def from_array(
     >>> zk.from_array({}, data=np.arange(5), chunks=(2,))[:]
     array([0, 1, 2, 3, 4])
     """
+    config = array_config_dict(config)
     keep: dict[str, Any] = {"chunks": "auto", "shards": None, "filters": "auto",
                             "compressors": "auto", "serializer": "auto"}
     codecs = None

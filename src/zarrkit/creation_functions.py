@@ -20,6 +20,7 @@ import numpy as np
 
 from zarrkit.api import open_array
 from zarrkit.config import config
+from zarrkit.hierarchy.accessors import ArrayConfig
 from zarrkit.hierarchy.array import Array
 from zarrkit.hierarchy.nodes import DEFAULT
 from zarrkit.storage.resolve import StoreLike
@@ -54,7 +55,7 @@ def create(
     codecs: Any = None,
     dimension_names: Any = None,
     storage_options: dict[str, Any] | None = None,
-    config: dict[str, Any] | None = None,
+    config: ArrayConfig | dict[str, Any] | None = None,
     mode: str | None = None,
     data: Any = None,
     compressors: Any = "auto",

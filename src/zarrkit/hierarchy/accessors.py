@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +135,21 @@ class ArrayConfig:
         check_array_config_keys(data)
         return cls(**{name: data[name] if name in data else config.get(f"array.{name}")
                       for name in ARRAY_CONFIG_KEYS})
+
+
+def array_config_dict(config: ArrayConfig | Mapping[str, Any] | None
+                      ) -> dict[str, Any] | None:
+    """An array ``config`` as zarr-python takes it (an :class:`ArrayConfig` or a dict of
+    some of its fields) as a dict, or None.
+
+    >>> array_config_dict(ArrayConfig("F"))["order"], array_config_dict({"order": "C"})
+    ('F', {'order': 'C'})
+    """
+    if config is None:
+        return None
+    if isinstance(config, ArrayConfig):
+        return config.to_dict()
+    return dict(config)
 
 
 #: The fields of :class:`ArrayConfig`, in zarr-python's order.
