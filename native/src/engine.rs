@@ -214,7 +214,9 @@ fn open_any(source: &Source) -> Result<Opening, String> {
 fn open_source(path: &str, offset: u64, length: Option<u64>) -> Result<Opening, String> {
     let opened = OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        // O_NONBLOCK: a FIFO where a value belongs opens at once (and is refused below)
+        // instead of waiting for a writer forever; reads of a regular file ignore it.
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
         .open(path);
     let file = match opened {
         Ok(f) => f,
@@ -231,6 +233,9 @@ fn open_source(path: &str, offset: u64, length: Option<u64>) -> Result<Opening, 
     let meta = file.metadata().map_err(|e| format!("cannot stat {path}: {e}"))?;
     if meta.is_dir() {
         return Ok(Opening::Missing);
+    }
+    if !meta.is_file() {
+        return Err(format!("{path} is not a regular file (a FIFO, device or socket): refused"));
     }
     let length = match length {
         Some(n) => n,

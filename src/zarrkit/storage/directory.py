@@ -54,7 +54,10 @@ _MAX_CHECKED_DIRECTORIES = 1 << 16
 # What os.link raises where the file system has no hard links (FAT, some FUSE and SMB
 # mounts): create-if-absent falls back to an exclusive create there.
 _NO_HARD_LINKS = (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS)
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # O_BINARY: no newline translation
+# O_BINARY: no newline translation. O_NONBLOCK: opening a FIFO put where a value belongs
+# returns at once (without it, the open waits for a writer forever); a regular file's reads
+# ignore it.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 # Temporaries are new files (names unique to this process): O_EXCL never follows or
 # clobbers anything already there. os.open/os.write, not open(): a file object costs
@@ -274,12 +277,25 @@ class DirectoryStore(Store):
         except OSError as e:
             raise self._io_error(e, key, "read") from e
 
+    def _value_size(self, fd: int, key: str) -> int | None:
+        """The size of the value open at ``fd``, None for a directory (no value):
+        StoreIOError for anything but a regular file (a FIFO, device or socket would block
+        or never end)."""
+        status = os.fstat(fd)
+        if stat.S_ISREG(status.st_mode):
+            return status.st_size
+        if stat.S_ISDIR(status.st_mode):
+            return None
+        raise StoreIOError(errno.EINVAL, f"cannot read {key!r} in {self!r}: it is not a "
+                                         f"regular file (mode {stat.filemode(status.st_mode)})")
+
     def _get(self, key: str) -> bytes | None:
         fd = self._open_for_reading(key)
         if fd is None:
             return None
         try:
-            return _read_at(fd, 0, os.fstat(fd).st_size)
+            size = self._value_size(fd, key)
+            return None if size is None else _read_at(fd, 0, size)
         except IsADirectoryError:  # os.open succeeds on a directory; reading it fails
             return None
         finally:
@@ -316,7 +332,9 @@ class DirectoryStore(Store):
         if fd is None:
             return None
         try:
-            size = os.fstat(fd).st_size
+            size = self._value_size(fd, key)
+            if size is None:
+                return None
             if start < 0:
                 start = max(size + start, 0)
             stop = size if length is None else min(size, start + length)
@@ -340,7 +358,9 @@ class DirectoryStore(Store):
         if fd is None:
             return False
         try:
-            size = os.fstat(fd).st_size
+            size = self._value_size(fd, key)
+            if size is None:
+                return False
             target = memoryview(out).cast("B")
             if size != target.nbytes:
                 raise ValueError(f"size of {key!r} ({size}) differs from the expected "
@@ -377,12 +397,12 @@ class DirectoryStore(Store):
         if fd is None:
             return None
         try:
-            status = os.fstat(fd)
-            if stat.S_ISDIR(status.st_mode):  # a directory is not a value (and mmap fails
-                return None                   # on it with ENODEV, not IsADirectoryError)
-            if status.st_size == 0:  # mmap refuses empty files
+            size = self._value_size(fd, key)
+            if size is None:  # a directory is not a value (and mmap fails on it with
+                return None   # ENODEV, not IsADirectoryError)
+            if size == 0:  # mmap refuses empty files
                 return memoryview(b"")
-            return memoryview(mmap.mmap(fd, status.st_size, access=mmap.ACCESS_READ))
+            return memoryview(mmap.mmap(fd, size, access=mmap.ACCESS_READ))
         except (IsADirectoryError, ValueError):
             return None
         finally:
