@@ -32,6 +32,7 @@ from zarrkit.errors import (
     NodeNotFoundError,
     StoreEscapeError,
     UnsupportedOperationError,
+    ZarrkitError,
 )
 from zarrkit.paths import normalize_path
 from zarrkit.server.consolidated import Consolidator
@@ -122,6 +123,11 @@ async def _serve_key(request: web.Request) -> web.StreamResponse:
         value = None  # as if missing: the server tells nothing of what lies outside
     except InvalidKeyError as e:
         raise web.HTTPBadRequest(text=f"{e}\n") from e
+    except ZarrkitError as e:  # the store refused to read it (e.g. a FIFO, not a file)
+        log.warning("cannot serve %s: %s", key, e)
+        # The reason stays in the log: it may name paths of the machine serving.
+        raise web.HTTPInternalServerError(
+            text=f"the value of {key!r} cannot be read (see the server's log)\n") from e
     if value is None:
         raise web.HTTPNotFound(text=f"no key {key!r}\n")
     headers = _validators(value)

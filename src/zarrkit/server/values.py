@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import cast
 
-from zarrkit.errors import StoreEscapeError, ZarrkitError
+from zarrkit.errors import ZarrkitError
 from zarrkit.storage.base import MapsValues, Store, offers
 from zarrkit.storage.directory import DirectoryStore
 from zarrkit.storage.zip import ZipStore
@@ -88,7 +88,7 @@ def _map_or_read(store: Store, key: str) -> bytes | memoryview | None:
         return store.get(key)
     try:
         return cast(MapsValues, store).map_value(key)
-    except StoreEscapeError:
+    except ZarrkitError:  # refused by the store (a link out, a value that is no file)
         raise
     except OSError:
         # Mapping fails on file systems without mmap support: a plain read answers.
@@ -115,6 +115,29 @@ def read_value(store: Store, key: str) -> Value | None:
     return Value(data, content_etag(seed), stat.st_mtime)
 
 
+#: Digits beyond which a byte position is past any value: longer numbers are not parsed
+#: (Python refuses to convert more than 4,300 digits, and a client may send thousands).
+_MAX_POSITION_DIGITS = 19
+_PAST_ANY_VALUE = 10**_MAX_POSITION_DIGITS
+
+
+def _shortened(header: str) -> str:
+    """A header as an error message quotes it: its first 80 characters."""
+    return header if len(header) <= 80 else header[:80] + "..."
+
+
+def _position(digits: str) -> int | None:
+    """A byte position of a Range header, capped past any value's end; None if absent.
+
+    >>> _position(""), _position("12"), _position("9" * 5000) == _PAST_ANY_VALUE
+    (None, 12, True)
+    """
+    if digits == "":
+        return None
+    digits = digits.lstrip("0") or "0"
+    return _PAST_ANY_VALUE if len(digits) > _MAX_POSITION_DIGITS else int(digits)
+
+
 def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
     """The ``(start, stop)`` bytes a ``Range`` header selects of a value of ``size`` bytes,
     or None to send the whole value (no header, or one this server ignores as HTTP allows:
@@ -125,6 +148,8 @@ def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
     ((2, 6), (7, 10), (7, 10))
     >>> byte_range("bytes=5-100", 10), byte_range("bytes=-100", 10), byte_range(None, 10)
     ((5, 10), (0, 10), None)
+    >>> byte_range("bytes=0-" + "9" * 5000, 10), byte_range("bytes=-" + "9" * 5000, 10)
+    ((0, 10), (0, 10))
     >>> byte_range("bytes=10-", 10)
     Traceback (most recent call last):
     zarrkit.server.values.RangeNotSatisfiableError: range 'bytes=10-' selects no byte of \
@@ -135,17 +160,18 @@ a value of 10 bytes
     match = _SINGLE_RANGE.fullmatch(header.strip())
     if match is None or match.group(1) == match.group(2) == "":
         return None
-    first, last = match.group(1), match.group(2)
-    if first == "":  # a suffix: the last N bytes
-        start, stop = max(size - int(last), 0), size
-        if int(last) == 0:
+    first, last = _position(match.group(1)), _position(match.group(2))
+    if first is None:  # a suffix: the last N bytes
+        assert last is not None
+        start, stop = max(size - last, 0), size
+        if last == 0:
             start = stop = size
     else:
-        start = int(first)
-        stop = size if last == "" else min(int(last) + 1, size)
-        if last != "" and int(last) < start:
+        start = first
+        stop = size if last is None else min(last + 1, size)
+        if last is not None and last < start:
             return None  # an invalid range is ignored, as RFC 9110 says
     if start >= stop:
         raise RangeNotSatisfiableError(
-            f"range {header!r} selects no byte of a value of {size} bytes")
+            f"range {_shortened(header)!r} selects no byte of a value of {size} bytes")
     return start, stop
