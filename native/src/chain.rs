@@ -69,8 +69,17 @@ pub struct Sharded {
     pub index_big: bool,
     pub index_start: bool,
     pub index_nbytes: usize,
-    /// C-order linear indices of the inner chunks, in Morton order.
-    pub morton: Vec<usize>,
+    /// C-order linear indices of the inner chunks, in Morton order: made on the first
+    /// encode (`morton()`), as a read never needs it and a shard may declare 2^26 inner
+    /// chunks.
+    morton: std::sync::OnceLock<Vec<usize>>,
+}
+
+impl Sharded {
+    /// C-order linear indices of the inner chunks, in Morton order (made once).
+    pub fn morton(&self) -> &[usize] {
+        self.morton.get_or_init(|| morton_order(&self.chunks_per_shard))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -751,7 +760,7 @@ fn parse_sharding(
     Ok(Sharded {
         inner,
         shard_shape: shard_shape.to_vec(),
-        morton: morton_order(&cps),
+        morton: std::sync::OnceLock::new(),
         chunks_per_shard: cps,
         index_crc,
         index_big,

@@ -572,7 +572,7 @@ pub fn encode_then<T: Send>(
     check_chunks(chain, chunks)?;
     let per = sh.count();
     let encode_inner = |s: usize, m: usize| {
-        let coords = sh.unravel(sh.morton[m]);
+        let coords = sh.unravel(sh.morton()[m]);
         let origin: Vec<usize> = coords.iter().zip(&sh.inner.shape).map(|(c, n)| c * n).collect();
         // Inner chunks equal to the fill value are never stored, whatever skip_fill.
         encode_plain(chain, &sh.inner, &chunks[s], &origin, true)
@@ -666,7 +666,7 @@ fn shard_index(sh: &Sharded, parts: &[Option<Vec<u8>>]) -> Option<Vec<u8>> {
     let mut pos = if sh.index_start { sh.index_nbytes } else { 0 };
     for (m, part) in parts.iter().enumerate() {
         if let Some(p) = part {
-            entries[sh.morton[m]] = (pos as u64, p.len() as u64);
+            entries[sh.morton()[m]] = (pos as u64, p.len() as u64);
             pos += p.len();
         }
     }
