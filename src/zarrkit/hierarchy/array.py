@@ -143,16 +143,18 @@ class Array:
         """Apply ``change`` to the metadata document as stored now, under its key lock,
         and adopt the result: a resize or an attribute change by another handle since
         this one was opened is kept, not overwritten with this handle's old copy."""
-        with chunk_lock(self._store, self._metadata_key):
-            metadata = change(stored_metadata(self._store, self._metadata_key,
-                                              self._metadata.zarr_format))
+        key = self._metadata_key
+        with chunk_lock(self._store, key):
+            metadata = change(stored_metadata(self._store, key, self._metadata.zarr_format))
             document = metadata.to_json()
-            self._store.set(self._metadata_key, dump_json(document))
+            self._store.set(key, dump_json(document))
+            # Adopted in the order stored: threads changing one handle leave it with the
+            # last stored document (two appends' shapes never end with the smaller).
+            self._set_metadata(metadata)
         if metadata.zarr_format == 3 and self._path:  # outside the lock: it takes others
             record_changes(self._store, {self._path: document})
         elif metadata.zarr_format == 2:
             record_documents_v2(self._store, {self._metadata_key: document})
-        self._set_metadata(metadata)
         return metadata
 
     def _set_metadata(self, metadata: Any) -> None:

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrkit.concurrency import chunk_lock
+from zarrkit.hierarchy import write_engine
 from zarrkit.hierarchy.array_layout import with_shape
 from zarrkit.hierarchy.nodes import stored_metadata
-from zarrkit.indexing import grid_shape
+from zarrkit.indexing import basic_indexer, grid_shape
 
 if TYPE_CHECKING:
     from zarrkit.hierarchy.array import Array
@@ -93,19 +94,31 @@ def append(array: Array, data: Any, axis: int = 0) -> tuple[int, ...]:
     >>> append(a, np.ones((1, 2)))
     (3, 2)
     """
+    array._check_writable()
     data = np.asanyarray(data)
     if data.ndim != array.ndim:
         raise ValueError(f"cannot append {data.ndim}-d data to a {array.ndim}-d array")
     axis = axis % array.ndim
-    for i, (s, d) in enumerate(zip(array.shape, data.shape, strict=True)):
-        if i != axis and s != d:
-            raise ValueError(
-                f"shape {data.shape} does not match {array.shape} except along axis {axis}"
-            )
-    old = array.shape[axis]
-    new_shape = tuple(s + data.shape[axis] if i == axis else s
-                      for i, s in enumerate(array.shape))
-    resize(array, new_shape)
-    region = tuple(slice(old, None) if i == axis else slice(None) for i in range(array.ndim))
-    array[region] = data
+    added = data.shape[axis]
+    starts: list[int] = []
+
+    def grow(stored: Any) -> Any:
+        # The region is reserved from the shape as stored, under the document's lock:
+        # appends from other threads and handles (and processes, with file locks) each
+        # get a region of their own, where a shape read before would hand two the same.
+        shape = stored.shape
+        for i, (s, d) in enumerate(zip(shape, data.shape, strict=True)):
+            if i != axis and s != d:
+                raise ValueError(
+                    f"shape {data.shape} does not match {shape} except along axis {axis}")
+        starts.append(shape[axis])
+        return with_shape(stored, tuple(s + added if i == axis else s
+                                        for i, s in enumerate(shape)))
+
+    new_shape: tuple[int, ...] = array._update_metadata(grow).shape
+    start = starts[-1]
+    region = tuple(slice(start, start + added) if i == axis else slice(None)
+                   for i in range(array.ndim))
+    # The last chunk's part past this region may be another append's already.
+    write_engine.set(array, basic_indexer, region, data, keep_overhang=True)
     return new_shape

@@ -29,6 +29,7 @@ from zarrkit.buffers import scratch_array
 from zarrkit.codecs.v2 import V2ChunkPipeline
 from zarrkit.concurrency import Prefetch, chunk_lock, parallel_map
 from zarrkit.config import config
+from zarrkit.errors import ChunkDecodeError
 from zarrkit.hierarchy.sharded import write_sharded
 from zarrkit.indexing import (
     ChunkProjection,
@@ -44,13 +45,20 @@ if TYPE_CHECKING:
 from zarrkit.hierarchy import read_engine  # noqa: E402
 
 
-def set(array: Array, factory: Any, selection: Any, value: Any) -> None:
+def set(array: Array, factory: Any, selection: Any, value: Any, *,
+        keep_overhang: bool = False) -> None:
+    """Write ``value`` into ``selection`` (planned by ``factory``). ``keep_overhang``: see
+    :func:`write`."""
     array._check_writable()
     array._check_allocation_limit()
     if array._sharded_io:
         write_sharded(array, factory, selection, value)
     else:
-        write(array, factory(selection, array.shape, array._grid_chunks), value)
+        # One reading of the shape for the plan and the edge tests: threads appending
+        # through this handle change it meanwhile.
+        shape = array.shape
+        write(array, factory(selection, shape, array._grid_chunks), value, shape,
+              keep_overhang=keep_overhang)
 
 
 def prepare_value(array: Array, indexer: Any, value: Any, *, check: bool = False
@@ -130,12 +138,15 @@ def check_encodable(array: Array, elements: np.ndarray[Any, Any]) -> None:
             block = codec.encode(block)
 
 
-def is_edge_chunk(array: Array, chunk_coords: tuple[int, ...]) -> bool:
+def is_edge_chunk(array: Array, chunk_coords: tuple[int, ...],
+                  shape: tuple[int, ...] | None = None) -> bool:
+    """Whether the chunk overhangs ``shape`` (the array's now when not given)."""
     if not array._regular:
         return True  # cheap to treat every chunk as possibly overhanging
     return any(
         (c + 1) * n > s
-        for c, n, s in zip(chunk_coords, array._grid_chunks, array.shape, strict=True)
+        for c, n, s in zip(chunk_coords, array._grid_chunks,
+                           array.shape if shape is None else shape, strict=True)
     )
 
 
@@ -163,8 +174,16 @@ def store_chunk(array: Array, key: str, chunk: np.ndarray[Any, Any]) -> None:
         array._store.set(key, encoded)
 
 
-def write(array: Array, indexer: Any, value: Any) -> None:
+def write(array: Array, indexer: Any, value: Any,
+          shape: tuple[int, ...] | None = None, *, keep_overhang: bool = False) -> None:
+    """Write ``value`` into the selection ``indexer`` plans, which was planned against the
+    array's ``shape`` (its shape now when not given). An edge chunk written whole within
+    ``shape`` is built anew, unless ``keep_overhang``: then it is read and updated, so
+    what another handle stored past ``shape`` (it may have grown the array: appends
+    from several threads or processes) is kept."""
     array._check_writable()
+    if shape is None:
+        shape = array.shape
     # Nothing is stored before the value encodes and every chunk to update decodes:
     # otherwise a write of several chunks failing on a later one leaves the first
     # ones written. (With one chunk, a failure comes before its store anyway.)
@@ -178,14 +197,20 @@ def write(array: Array, indexer: Any, value: Any) -> None:
         key = array._chunk_key(projection.chunk_coords)
         part = values if is_scalar else values[projection.out_selection]
         with chunk_lock(array._store, key):
-            if projection.is_complete:
-                if is_edge_chunk(array, projection.chunk_coords):
+            edge = is_edge_chunk(array, projection.chunk_coords, shape)
+            if projection.is_complete and not (edge and keep_overhang):
+                if edge:
                     chunk = empty_chunk(array, projection.chunk_coords)
                 elif storage_dtype.hasobject:
                     chunk = np.empty(array._grid_chunks, dtype=storage_dtype,  # type: ignore[call-overload]
                                      order=array._stored_order)
                 else:  # every element is written: no fill, and no fresh pages either
                     chunk = scratch_array(array._grid_chunks, storage_dtype, array._stored_order)
+            elif projection.is_complete:  # an edge chunk whose overhang is kept
+                try:
+                    chunk = load_chunk_for_update(array, key, projection.chunk_coords)
+                except ChunkDecodeError:  # nothing of it to keep: written anew, as before
+                    chunk = empty_chunk(array, projection.chunk_coords)
             else:
                 chunk = load_chunk_for_update(array, key, projection.chunk_coords)
             chunk[projection.chunk_selection] = part
@@ -200,7 +225,8 @@ def write(array: Array, indexer: Any, value: Any) -> None:
 
         def write_one_natively(projection: ChunkProjection) -> None:
             part = values[projection.out_selection]
-            if (not projection.is_complete or is_edge_chunk(array, projection.chunk_coords)
+            if (not projection.is_complete
+                    or is_edge_chunk(array, projection.chunk_coords, shape)
                     or part.shape != tuple(array._grid_chunks)):
                 write_one(projection)
                 return
@@ -215,8 +241,12 @@ def write(array: Array, indexer: Any, value: Any) -> None:
         # while the rest of the selection is planned.
         for batch in plan_batches(iter(indexer), read_engine.PLAN_BATCH,
                                   first=native_writes.chunks_per_call):
-            native_writes.write([p for p in batch if p.is_complete])
-            for_each_chunk(array, (p for p in batch if not p.is_complete), write_one)
+            whole = [p for p in batch if p.is_complete and not (
+                keep_overhang and is_edge_chunk(array, p.chunk_coords, shape))]
+            native_writes.write(whole)
+            if len(whole) < len(batch):  # the others: read, update, store
+                done = {id(p) for p in whole}
+                for_each_chunk(array, (p for p in batch if id(p) not in done), write_one)
 
 
 # The decoded bytes of chunks handed to the native engine in one call: its threads encode
