@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zarrkit.codecs.restricted_pickle import describe_value
 from zarrkit.errors import MetadataError
 from zarrkit.hierarchy.links import (
     HDMF_ZARR_013,
@@ -225,20 +226,24 @@ class Reference:
 
         >>> Reference.from_json({"path": "/a", "source": ".", "object_id": None})
         Reference(path='/a', source='.', object_id=None, source_object_id=None)
-        >>> Reference.from_json({"source": "."})
+        >>> Reference.from_json({"source": "."})  # doctest: +ELLIPSIS
         Traceback (most recent call last):
-        zarrkit.errors.MetadataError: not an object reference (needs a str 'path'): {'source': '.'}
+        zarrkit.errors.MetadataError: not an object reference (needs a str 'path'): a dict of ...
         """
         if not isinstance(value, Mapping):
-            raise MetadataError(f"not an object reference (needs a JSON object): {value!r:.200}")
+            raise MetadataError("not an object reference (needs a JSON object): "
+                                f"{describe_value(value, 200)}")
         path, source = value.get("path"), value.get("source", ".")
         if not isinstance(path, str):
-            raise MetadataError(f"not an object reference (needs a str 'path'): {value!r:.200}")
+            raise MetadataError("not an object reference (needs a str 'path'): "
+                                f"{describe_value(value, 200)}")
         if not isinstance(source, str) or not source:
-            raise MetadataError(f"object reference with an invalid source: {value!r:.200}")
+            raise MetadataError("object reference with an invalid source: "
+                                f"{describe_value(source, 200)}")
         ids = [value.get(key) for key in ("object_id", "source_object_id")]
         if not all(i is None or isinstance(i, str) for i in ids):
-            raise MetadataError(f"object reference with an invalid object id: {value!r:.200}")
+            raise MetadataError("object reference with an invalid object id: "
+                                f"{', '.join(describe_value(i, 80) for i in ids)}")
         return cls(path, source, *ids)
 
 
@@ -461,10 +466,11 @@ def _decode_element(value: Any, paths: bool = False) -> Reference | None:
         try:
             return Reference.from_json(json.loads(value))
         except (ValueError, RecursionError) as e:
-            raise MetadataError(f"not an object reference: {value!r:.200}") from e
+            raise MetadataError(f"not an object reference: {describe_value(value, 200)}"
+                                ) from e
     if value is None or (type(value) is int and value == 0):
         return None
-    raise MetadataError(f"not an object reference: {value!r:.200}")
+    raise MetadataError(f"not an object reference: {describe_value(value, 200)}")
 
 
 _decode_elements = np.frompyfunc(_decode_element, 1, 1)
@@ -543,10 +549,11 @@ def _decode_row(text: Any, references: list[bool], unwritten: tuple[Any, ...], n
     try:
         row = json.loads(text) if isinstance(text, str) else text
     except (ValueError, RecursionError) as e:
-        raise MetadataError(f"array {name!r}: invalid compound element {text!r:.200}") from e
+        raise MetadataError(f"array {name!r}: invalid compound element "
+                            f"{describe_value(text, 200)}") from e
     if not isinstance(row, list) or len(row) != len(references):
         raise MetadataError(f"array {name!r}: a compound element must be a list of "
-                            f"{len(references)} values, found {row!r:.200}")
+                            f"{len(references)} values, found {describe_value(row, 200)}")
     return tuple(_decode_element(value) if reference else value
                  for value, reference in zip(row, references, strict=True))
 

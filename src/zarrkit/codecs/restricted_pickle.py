@@ -9,6 +9,13 @@ the arguments numpy's and hdmf-zarr's pickles pass, and refuses anything else. T
 opcodes that would act on other objects (``BUILD``, ``NEWOBJ``) or allocate what the data
 announces (the C unpickler's memo table, ``BYTEARRAY8``) are guarded too
 (:class:`RestrictedUnpickler`), so the work and memory are bounded by the pickle's size.
+What the pickle builds is bounded too: the memo lets a few hundred bytes make a list that
+holds 2^60 elements (one list appended to itself, level after level), so the items may hold
+only one element per byte of the pickle plus :data:`MAX_SHARED_ITEMS` (counting a shared
+container once per path to it) and no cycle (:func:`check_items`), dict keys are checked
+before they are hashed however the dict is built (:func:`check_keys_of`), and error
+messages describe what the pickle holds by type and length (:func:`describe_value`),
+never by ``repr()``.
 
 The allowlist (:data:`ALLOWED_GLOBALS`), with what each name is needed for:
 
@@ -75,6 +82,11 @@ _MAX_NDIM = 64
 _MAX_ITEMSIZE = (1 << 31) - 1
 # Integers allowed as dict keys and set members (see _safe_key).
 _MAX_SMALL_KEY = 1 << 16
+#: How many elements the items of one pickle may hold beyond one per byte of the pickle,
+#: counting a container or value reached twice (through the memo) twice: without shared
+#: containers a pickle holds fewer elements than it has bytes, while a few hundred bytes
+#: that append one list to itself through the memo make a 2^60-element list.
+MAX_SHARED_ITEMS = 1 << 20
 
 
 class ZarrReferenceData(dict):  # type: ignore[type-arg]
@@ -104,6 +116,43 @@ class _NdarrayName:
 
 
 _NDARRAY = _NdarrayName()
+
+
+class _ZarrReferenceName:
+    """What ``hdmf_zarr.utils.ZarrReference`` resolves to. ``NEWOBJ`` makes an empty
+    :class:`ZarrReferenceData` (filled by ``SETITEMS``, whose keys are checked); a call
+    (``REDUCE``, ``INST``, ``OBJ``) takes a dict or pairs like ``dict()`` does, but
+    checks the keys before any is hashed: ``dict(pairs)`` would hash colliding keys."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def __repr__(self) -> str:
+        return "hdmf_zarr.utils.ZarrReference"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ZarrReferenceData:
+        what = self.what
+        if len(args) > 1 or kwargs:
+            raise _refuse(what, "hdmf_zarr.utils.ZarrReference is only unpickled from a "
+                                "dict or a list of pairs")
+        if not args:
+            return ZarrReferenceData()
+        (items,) = args
+        if type(items) is dict or type(items) is ZarrReferenceData:
+            pairs: Any = items  # built by the checked dict opcodes
+            keys: Any = items.keys()
+        elif type(items) is list or type(items) is tuple:
+            if not all(type(pair) is tuple and len(pair) == 2 for pair in items):
+                raise _refuse(what, "hdmf_zarr.utils.ZarrReference from "
+                                    f"{_short(items)} that are not all pairs")
+            pairs = items
+            keys = [pair[0] for pair in items]
+        else:
+            raise _refuse(what, f"hdmf_zarr.utils.ZarrReference from {_short(items)}")
+        check_keys_of(keys, what)
+        return ZarrReferenceData(pairs)
 
 
 #: The globals a pickle may name, with what each is bound to (see the module docstring).
@@ -140,8 +189,9 @@ class _DtypeSpec:
     def __init__(self, spec: Any, align: Any, copy: Any, what: str) -> None:
         if type(spec) is not str or not _SPEC.match(spec) or type(align) is not bool or (
                 type(copy) is not bool):
-            raise _refuse(what, f"numpy.dtype{(spec, align, copy)!r} is not a dtype that "
-                                "numpy pickles for object or structured arrays")
+            raise _refuse(what, f"numpy.dtype({_short(spec)}, {_short(align)}, "
+                                f"{_short(copy)}) is not a dtype that numpy pickles for "
+                                "object or structured arrays")
         self.spec = spec
         self.state: tuple[Any, ...] | None = None
         self.what = what
@@ -176,7 +226,7 @@ class _DtypeSpec:
         if self.state is None:
             raise _refuse(self.what, f"numpy.dtype({self.spec!r}) has no state")
         _, endian, subarray, names, fields, elsize, _alignment, _flags = self.state
-        if endian not in _ENDIANS or type(elsize) is not int or not (
+        if type(endian) is not str or endian not in _ENDIANS or type(elsize) is not int or not (
                 elsize == -1 or 0 <= elsize <= _MAX_ITEMSIZE):
             raise _refuse(self.what, f"unsupported numpy.dtype state {_short(self.state)}")
         kind = self.spec[0]
@@ -196,7 +246,7 @@ class _DtypeSpec:
             if f"{dtype.kind}{dtype.itemsize}" != self.spec:
                 raise _refuse(self.what, f"numpy.dtype({self.spec!r}) is not a numpy dtype")
         if endian in "<>" and dtype.byteorder != "|":
-            dtype = dtype.newbyteorder(endian)
+            dtype = dtype.newbyteorder("<" if endian == "<" else ">")
         if elsize != -1 and dtype.itemsize != elsize:
             raise _refuse(self.what, f"a {dtype} dtype of {elsize} bytes")
         return dtype
@@ -216,7 +266,7 @@ class _DtypeSpec:
             offsets.append(entry[1])
             title = entry[2] if len(entry) == 3 else None
             if title is not None and type(title) is not str:
-                raise _refuse(self.what, f"invalid title of field {name!r}")
+                raise _refuse(self.what, f"invalid title of field {_short(name)}")
             titles.append(title)
         description: dict[str, Any] = {"names": list(names), "formats": formats,
                                        "offsets": offsets, "itemsize": elsize}
@@ -240,16 +290,44 @@ def _shape(value: Any, what: str) -> tuple[int, ...]:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return describe_value(value)
+
+
+def describe_value(value: Any, limit: int = 80) -> str:
+    """An untrusted value for an error message, in bounded time: numbers, None and the
+    first ``limit`` characters of text as ``repr`` shows them, anything else by its type
+    and length only (``repr`` of a pickled list that holds itself through the memo
+    2^60 times never returns, whatever is done with its text afterwards).
+
+    >>> describe_value("latin9"), describe_value(3), describe_value([[1, 2], [3]])
+    ("'latin9'", '3', 'a list of length 2')
+    >>> describe_value("x" * 100, limit=4)
+    "'xxxx'... (a str of length 100)"
+    """
+    kind = type(value)
+    if value is None or kind in (bool, float, _NdarrayName, _ZarrReferenceName):
+        return repr(value)
+    if kind is int:
+        # int -> str is quadratic in the digits (and refused past 4300 of them).
+        return repr(value) if value.bit_length() <= 64 else (
+            f"an int of {value.bit_length()} bits")
+    if kind is str or kind is bytes:
+        text = repr(value[:limit])
+        if len(value) <= limit:
+            return text
+        return f"{text}... (a {kind.__name__} of length {len(value)})"
+    if kind in _CONTAINER_TYPES or kind is bytearray:
+        return f"a {kind.__qualname__} of length {len(value)}"
+    return f"a {kind.__qualname__}"
 
 
 class _ArrayBuilder:
     """A pickled ndarray between ``_reconstruct`` and its state: :meth:`__setstate__`
     checks the state against the expected dtype and element count and makes the array."""
 
-    __slots__ = ("array", "count", "dtype", "what")
+    __slots__ = ("array", "budget", "count", "dtype", "what")
     array: np.ndarray[Any, Any] | None
+    budget: int
     count: int
     dtype: np.dtype[Any]
     what: str
@@ -259,9 +337,10 @@ class _ArrayBuilder:
         raise UnsafePickleError("numpy arrays are only unpickled through _reconstruct")
 
     @classmethod
-    def _make(cls, dtype: np.dtype[Any], count: int, what: str) -> _ArrayBuilder:
+    def _make(cls, dtype: np.dtype[Any], count: int, what: str, budget: int
+              ) -> _ArrayBuilder:
         self = object.__new__(cls)
-        self.dtype, self.count, self.what = dtype, count, what
+        self.dtype, self.count, self.what, self.budget = dtype, count, what, budget
         self.array = None
         return self
 
@@ -287,7 +366,8 @@ class _ArrayBuilder:
             if type(data) is not list or len(data) != count:
                 raise _refuse(what, f"the items of a pickled {dtype} array of shape {shape} "
                                     f"are {type(data).__name__} of {_length(data)}")
-            check_items(data, what, fields=len(dtype.names) if dtype.names else None)
+            check_items(data, what, fields=len(dtype.names) if dtype.names else None,
+                        budget=self.budget)
             try:
                 flat = np.fromiter(data, dtype=dtype, count=count)
             except (TypeError, ValueError, OverflowError) as e:
@@ -312,42 +392,82 @@ def _length(value: Any) -> str:
         return "no length"
 
 
-def check_items(items: list[Any], what: str, *, fields: int | None = None) -> None:
+def check_items(items: list[Any], what: str, *, fields: int | None = None,
+                budget: int = MAX_SHARED_ITEMS) -> None:
     """Check that the items of a pickled object array are plain data: text, bytes,
     numbers, booleans, None, and lists, tuples, dicts and sets of them (and
     :class:`ZarrReferenceData`), nested at most :data:`MAX_ITEM_DEPTH` deep. With
     ``fields``, each item must be a tuple of that many values (one structured element).
+    The items may hold at most ``budget`` elements, a value reached along two paths
+    counting twice, and no cycle: whatever walks them later (``repr``, comparison,
+    ``json``) is bounded too.
 
     >>> check_items([1, "a", {"k": (None, 2.5)}], "c/0")
     >>> check_items([[[[0]]]], "c/0")  # nesting is fine up to the limit
     >>> check_items([(1, 2)], "c/0", fields=3)
     Traceback (most recent call last):
     zarrkit.errors.UnsafePickleError: c/0: a structured element is tuple of length 2, not 3 values
+    >>> shared = [0] * 10
+    >>> check_items([shared] * 10, "c/0", budget=50)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.UnsafePickleError: c/0: pickled items hold more than 50 elements ...
     """
     if fields is not None:
         for item in items:
             if type(item) is not tuple or len(item) != fields:
                 raise _refuse(what, f"a structured element is {type(item).__name__} of "
                                     f"{_length(item)}, not {fields} values")
-    seen: set[int] = set()
-    stack: list[tuple[Any, int]] = [(items, 0)]
+    # A depth-first walk that visits each container once but counts, for each, the
+    # elements below it along every path (a container shared through the memo counts
+    # once per path) and the height: a DAG of a few hundred bytes is refused in as many
+    # steps as it has containers, not in 2^60. The containers being walked are the
+    # current path, so meeting one of them again is a cycle.
     leaves = _LEAF_TYPES
+    finished: dict[int, tuple[int, int]] = {}  # id -> (elements below, height)
+    path: set[int] = set()
+    stack: list[tuple[Any, list[Any] | None]] = [(items, None)]
     while stack:
-        value, depth = stack.pop()
+        value, children = stack[-1]
+        key = id(value)
+        if children is not None:  # every child is finished
+            stack.pop()
+            path.discard(key)
+            count = len(value) * (2 if isinstance(value, dict) else 1)
+            height = 0
+            for child in children:
+                below, child_height = finished[id(child)]
+                count += below
+                height = max(height, child_height)
+            if count > budget:
+                raise _refuse(what, f"pickled items hold more than {budget} elements "
+                                    "(counting those shared through the pickle's memo "
+                                    "once per path)")
+            finished[key] = (count, height + 1)
+            continue
         kind = type(value)
         if kind not in _CONTAINER_TYPES:
             raise _refuse(what, f"a pickled item is a {kind.__qualname__}, which zarrkit "
                                 "does not unpickle here")
-        if id(value) in seen:
+        done = finished.get(key)
+        if done is not None:
+            stack.pop()
+            if len(path) + done[1] > MAX_ITEM_DEPTH:
+                raise _refuse(what, f"pickled items nest more than {MAX_ITEM_DEPTH} deep")
             continue
-        seen.add(id(value))
-        if depth >= MAX_ITEM_DEPTH:
+        if key in path:
+            raise _refuse(what, "pickled items hold themselves (a cycle through the "
+                                "pickle's memo)")
+        if len(path) >= MAX_ITEM_DEPTH:
             raise _refuse(what, f"pickled items nest more than {MAX_ITEM_DEPTH} deep")
+        path.add(key)
         groups = (value.keys(), value.values()) if isinstance(value, dict) else (value,)
+        children = []
         for group in groups:
             # One C-speed pass for the common case of a container of plain values.
             if not leaves.issuperset(map(type, group)):
-                stack.extend((item, depth + 1) for item in group if type(item) not in leaves)
+                children.extend(item for item in group if type(item) not in leaves)
+        stack[-1] = (value, children)
+        stack.extend((child, None) for child in children)
 
 
 def _load_build(self: RestrictedUnpickler) -> None:
@@ -356,7 +476,7 @@ def _load_build(self: RestrictedUnpickler) -> None:
     state = self.stack.pop()
     target = self.stack[-1]
     if type(target) not in (_ArrayBuilder, _DtypeSpec):
-        raise _refuse(self._what, f"a state given to a {type(target).__name__}")
+        raise _refuse(self._what, f"a state given to {_short(target)}")
     target.__setstate__(state)
 
 
@@ -374,7 +494,8 @@ def _load_newobj_ex(self: RestrictedUnpickler) -> None:
 def _new_zarr_reference(self: RestrictedUnpickler, cls: Any, args: Any, kwargs: Any
                         ) -> ZarrReferenceData:
     # ``cls.__new__(cls, ...)``: of the allowed globals, only ZarrReference is a class.
-    if cls is not ZarrReferenceData or args != () or kwargs != {}:
+    if cls is not self._zarr_reference or type(args) is not tuple or args or (
+            type(kwargs) is not dict or kwargs):
         raise _refuse(self._what, f"{_short(cls)}.__new__ is not unpickled")
     return ZarrReferenceData()
 
@@ -388,12 +509,25 @@ def _safe_key(key: Any) -> bool:
 
 
 def _check_keys(self: RestrictedUnpickler, keys: Any) -> None:
+    check_keys_of(keys, self._what)
+
+
+def check_keys_of(keys: Any, what: str) -> None:
+    """Refuse dict keys or set members that could be crafted to collide (or that take
+    long to hash: a tuple of tuples shared through the memo hashes 2^n leaves), before
+    any of them is hashed: only text, bytes, None, booleans and small ints pass.
+
+    >>> check_keys_of(["path", b"x", 3, None], "c/0")
+    >>> check_keys_of([1 << 40], "c/0")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    zarrkit.errors.UnsafePickleError: c/0: a dict key or set member 1099511627776 (only ...
+    """
     if _TEXT_TYPES.issuperset(map(type, keys)):  # the common case, at C speed
         return
     for key in keys:
         if not _safe_key(key):
-            raise _refuse(self._what, f"a dict key or set member {_short(key)} (only text, "
-                                      f"bytes and ints below {_MAX_SMALL_KEY} are unpickled)")
+            raise _refuse(what, f"a dict key or set member {_short(key)} (only text, "
+                                f"bytes and ints below {_MAX_SMALL_KEY} are unpickled)")
 
 
 def _keys_then(load: Any, pairs: bool) -> Any:
@@ -453,7 +587,8 @@ class RestrictedUnpickler(pickle._Unpickler):
     ``BYTEARRAY8`` reads before it allocates, ``BUILD`` only reaches numpy's array and
     dtype stand-ins, ``NEWOBJ`` only ``ZarrReference``, and dict keys and set members are
     text, bytes or small integers (others could be crafted to collide, making each
-    insertion scan all the others).
+    insertion scan all the others), also when ``ZarrReference`` is called on a dict or a
+    list of pairs (``REDUCE``, ``INST``, ``OBJ``).
 
     ``dtype`` and ``count`` say what the one array the pickle may hold must be (a chunk's
     dtype and element count); without them, the pickle may hold no array.
@@ -493,6 +628,7 @@ class RestrictedUnpickler(pickle._Unpickler):
         self._what = what
         self._size = size
         self._arrays = 0
+        self._zarr_reference = _ZarrReferenceName(what)
 
     def find_class(self, module: str, name: str) -> Any:
         """The stand-in for an allowed global; UnsafePickleError for any other."""
@@ -508,7 +644,7 @@ class RestrictedUnpickler(pickle._Unpickler):
         if name == "dtype":
             return self._dtype
         if name == "ZarrReference":
-            return ZarrReferenceData
+            return self._zarr_reference
         return self._latin1
 
     def _latin1(self, text: Any, encoding: Any = "latin1") -> bytes:
@@ -525,15 +661,17 @@ class RestrictedUnpickler(pickle._Unpickler):
     def _reconstruct(self, subtype: Any = None, shape: Any = None, typecode: Any = None
                      ) -> _ArrayBuilder:
         if subtype is not _NDARRAY or shape != (0,) or typecode != b"b":
-            raise _refuse(self._what, f"_reconstruct{(subtype, shape, typecode)!r} is not "
-                                      "how numpy pickles an ndarray")
+            raise _refuse(self._what, f"_reconstruct({_short(subtype)}, {_short(shape)}, "
+                                      f"{_short(typecode)}) is not how numpy pickles an "
+                                      "ndarray")
         if self._expected is None or self._count is None:
             raise _refuse(self._what, "a numpy array where none is expected")
         self._arrays += 1
         if self._arrays > 1:
             raise _refuse(self._what, "more than one numpy array in one pickle (arrays "
                                       "nested in the items of a chunk are not unpickled)")
-        return _ArrayBuilder._make(self._expected, self._count, self._what)
+        return _ArrayBuilder._make(self._expected, self._count, self._what,
+                                   self._size + MAX_SHARED_ITEMS)
 
 
 def restricted_loads(data: Any, *, dtype: np.dtype[Any] | None = None,
@@ -564,7 +702,7 @@ def restricted_loads(data: Any, *, dtype: np.dtype[Any] | None = None,
         if value.array is None:
             raise _refuse(what, "a numpy array without its state")
         return value.array
-    check_items([value], what)
+    check_items([value], what, budget=view.nbytes + MAX_SHARED_ITEMS)
     return value
 
 
