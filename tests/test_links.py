@@ -473,11 +473,13 @@ def test_external_link_to_sibling_store(tmp_path: Path, zarr_format: int) -> Non
         "/", "├── by_path -> ../other.zarr:/sub/inner", "├── ext -> ../other.zarr:/data",
         "└── ext_group -> ../other.zarr:/sub"])
 
+    # Links never write: the target is read-only even from a writable origin (issue 28).
     writable = zk.open_group(tmp_path / "main.zarr", mode="r+")
     target = writable["ext"]
-    assert not target.read_only
-    target[...] = np.array([1, 2], dtype="u1")
-    assert other["data"][...].tolist() == [1, 2]
+    assert target.read_only
+    with pytest.raises(ReadOnlyError):
+        target[...] = np.array([1, 2], dtype="u1")
+    assert other["data"][...].tolist() == [5, 6]
 
 
 def test_external_sources_in_nested_directories(tmp_path: Path) -> None:

@@ -364,10 +364,11 @@ def open_target(node: Array | Group, source: str, path: str) -> Array | Group:
 
     ``"."`` is ``node``'s own store, read as ``node`` reads it (read-only, consolidated
     metadata); another source is a path relative to the location of ``node``'s store
-    (see :func:`store_location`), opened with :func:`zarrkit.open`: read-only when
-    ``node`` is, or is in a ZIP archive, else in mode ``r+``. Links met along ``path`` are
-    followed. LinkError when the source cannot be opened, the target does not exist, or
-    links along the way dangle or form a cycle.
+    (see :func:`store_location`), opened read-only with :func:`zarrkit.open` whatever
+    ``node``'s mode (a link never writes, and never creates a store: a source that does
+    not exist is a LinkError). Links met along ``path`` are followed. LinkError when the
+    source cannot be opened, the target does not exist, or links along the way dangle or
+    form a cycle.
 
     >>> import zarrkit as zk
     >>> root = zk.group({})
@@ -531,12 +532,16 @@ def source_root(node: Array | Group, source: str) -> Array | Group:
     location = Path(os.path.normpath(os.path.join(base, source)))
     if location == base:
         return _same_store_root(node)
+    # A link is data from the file, which may name any path (absolute ones too): following
+    # it must never create or change a store there, so the source must already exist and
+    # is opened read-only, whatever the mode of the store holding the link.
+    if not os.path.exists(location):  # False, not an error, for a NUL or too long a name
+        raise LinkError(f"cannot open source {source!r} ({location}): no such file or "
+                        f"directory")
     from zarrkit.api import open as open_node
 
-    # A ZIP archive opened for writing takes a lock and must be closed: read those only.
-    read_only = node.read_only or location.suffix == ".zip"
     try:
-        return open_node(location, mode="r" if read_only else "r+")
+        return open_node(location, mode="r")
     except (OSError, ZarrkitError) as error:
         raise LinkError(f"cannot open source {source!r} ({location}): {error}") from error
 

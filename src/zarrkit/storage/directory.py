@@ -335,8 +335,8 @@ class DirectoryStore(Store):
             size = self._value_size(fd, key)
             if size is None:
                 return None
-            if start < 0:
-                start = max(size + start, 0)
+            # Past the end reads nothing (a start beyond off_t would make pread overflow).
+            start = max(size + start, 0) if start < 0 else min(start, size)
             stop = size if length is None else min(size, start + length)
             return _read_at(fd, start, max(stop - start, 0))
         except IsADirectoryError:

@@ -67,6 +67,7 @@ from zipfile import BadZipFile
 from zarrkit.config import config
 from zarrkit.errors import (
     ResourceLimitError,
+    StoreIOError,
     StoreLockedError,
     UnsupportedOperationError,
 )
@@ -191,10 +192,17 @@ class _Archive:
             min(len(central), SATURATED), min(archive_start, SATURATED), len(self.comment),
         )
         tail += self.comment
-        pwrite_all(self.fd, tail, start)
-        os.ftruncate(self.fd, start + len(tail))
-        if config.fsync:
-            os.fsync(self.fd)
+        try:
+            pwrite_all(self.fd, tail, start)
+            os.ftruncate(self.fd, start + len(tail))
+            if config.fsync:
+                os.fsync(self.fd)
+        except OSError as error:
+            # A refused write (disk full, file too large) leaves the file as it was, so a
+            # later flush or close can try again, and no earlier directory is shadowed.
+            _truncate_quietly(self.fd, start)
+            raise StoreIOError(error.errno, f"cannot write the central directory of "
+                                            f"{self.path}: {error}") from error
         self.write_pos = start + len(tail)
         self.dirty = False
 
@@ -724,11 +732,18 @@ class ZipStore(Store):
             + local_extra
         )
         data_offset = offset + len(local)
-        if size < SMALL_VALUE:
-            pwrite_all(fd, local + view.tobytes(), offset)
-        else:
-            pwrite_all(fd, local, offset)
-            pwrite_all(fd, view, data_offset)
+        try:
+            if size < SMALL_VALUE:
+                pwrite_all(fd, local + view.tobytes(), offset)
+            else:
+                pwrite_all(fd, local, offset)
+                pwrite_all(fd, view, data_offset)
+        except OSError as error:
+            # Disk full or file too large: drop the torn member, so that the archive ends
+            # where it did and every member stored before stays readable.
+            _truncate_quietly(fd, offset)
+            raise StoreIOError(error.errno, f"cannot store {key!r} in {self!r}: "
+                                            f"{error}") from error
         archive.write_pos = archive.data_end = data_offset + size
         archive.dirty = True
         archive.new_central.append(
@@ -874,3 +889,10 @@ class ZipStore(Store):
             )
         self._fd = -1
         archive.release()
+
+
+def _truncate_quietly(fd: int, size: int) -> None:
+    # Shrinking a file needs no space; if even that fails, the reader's recovery of torn
+    # tails (ArchiveReader) still finds every complete member.
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, size)

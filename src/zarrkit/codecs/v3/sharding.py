@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     )
 
 EMPTY = 2**64 - 1
+MAX_FILE_OFFSET = 2**63 - 1  # off_t's largest value: what pread and friends can reach
 _EMPTY = np.uint64(EMPTY)
 DEFAULT_INDEX_CODECS: list[dict[str, Any]] = [
     {"name": "bytes", "configuration": {"endian": "little"}},
@@ -185,9 +186,9 @@ class ShardIndex:
         return [None if e else (offset, nbytes)
                 for (offset, nbytes), e in zip(rows.tolist(), empty, strict=True)]
 
-    def check_bounds(self, shard_nbytes: int) -> None:
+    def check_bounds(self, shard_nbytes: int, *, limit: str | None = None) -> None:
         """Raise ChunkDecodeError (naming the shard) if an entry is half-empty or points
-        past ``shard_nbytes``.
+        past ``shard_nbytes`` (described as ``limit`` in the message, if given).
 
         >>> ShardIndex(np.array([[0, 4]], np.uint64), what="c/0").check_bounds(4)
         """
@@ -210,7 +211,7 @@ class ShardIndex:
             offset, length = (int(v) for v in self.entries[coords])
             raise ChunkDecodeError(
                 f"{self.what}: inner chunk {coords} at bytes [{offset}, {offset + length}) "
-                f"lies past the end of the {shard_nbytes}-byte shard"
+                f"lies past {limit or f'the end of the {shard_nbytes}-byte shard'}"
             )
 
 
@@ -543,7 +544,11 @@ class ShardingCodec(ArrayBytesCodec):
         if len(raw) != nbytes:
             raise ChunkDecodeError(f"{what}: shard index truncated ({len(raw)} of {nbytes} "
                                    "bytes)")
-        return self.decode_index(raw, shard_shape, what=what)
+        index = self.decode_index(raw, shard_shape, what=what)
+        # The shard's size is not known here (a range past its end shows as a short read),
+        # but no range may pass the largest file offset: reading it would overflow.
+        index.check_bounds(MAX_FILE_OFFSET, limit="the largest file offset")
+        return index
 
     def encode_index(self, entries: np.ndarray[Any, Any], shard_shape: Sequence[int]) -> bytes:
         """The encoded form of an index array of shape ``chunks_per_shard + (2,)``.
