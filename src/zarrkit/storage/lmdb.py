@@ -41,7 +41,15 @@ for read-only handles too.
   cut may lose the last transactions but leaves the database intact.
 
 A file that is not an LMDB database raises :class:`~zarrkit.errors.CorruptStoreError`;
-other LMDB failures raise :class:`~zarrkit.errors.StoreIOError`.
+so does one too short for the pages its header says are in use (a truncated file): its
+two meta pages are read with ``pread`` and checked before the file is mapped, since LMDB
+itself would map it and die of SIGBUS on the first page past the end. Every other LMDB
+failure (a map that cannot be resized because another program rewrote the file, say)
+raises :class:`~zarrkit.errors.StoreIOError`; no ``lmdb`` exception leaves the store.
+The map is LMDB's shared one (zero-copy reads, and the way processes see each other's
+commits): the header is checked again whenever another process's larger map is adopted,
+but a file truncated by a program that is not LMDB while a handle is open can still end
+the process with SIGBUS. LMDB files are to be written by LMDB only.
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "data.mdb")
@@ -59,6 +67,8 @@ from __future__ import annotations
 import builtins
 import errno
 import os
+import stat
+import struct
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
@@ -91,6 +101,17 @@ _GROW_STEP = 1 << 20
 _PAGE = 1000
 #: Keys deleted per write transaction by delete_prefix.
 _DELETE_BATCH = 10_000
+#: LMDB's meta pages (lmdb/libraries/liblmdb/mdb.c, MDB_page + MDB_meta, 64-bit): a
+#: 16-byte page header, then magic, version; the page size is the free DB's md_pad; then
+#: the last page in use and the transaction id. Pages 0 and 1 are the two metas.
+_META_MAGIC = 0xBEEFC0DE
+_META_VERSION = 1
+_META_FLAGS = struct.Struct("=H")  # mp_flags at offset 10
+_META_HEADER = struct.Struct("=II")  # mm_magic, mm_version at offset 16
+_META_PSIZE = struct.Struct("=I")  # mm_dbs[FREE_DBI].md_pad at offset 40
+_META_TAIL = struct.Struct("=QQ")  # mm_last_pg, mm_txnid at offset 136
+_META_BYTES = 152
+_P_META = 0x08
 #: LMDB errors that mean the file is no (readable) LMDB database.
 _CORRUPT = (
     lmdb.InvalidError,
@@ -187,6 +208,80 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reset_after_fork)
 
 
+def check_lmdb_file(path: str) -> None:
+    """Raise CorruptStoreError unless the file at ``path`` (if it exists and is not
+    empty) starts with two valid LMDB meta pages and is long enough for every page the
+    newer of them says is in use. LMDB maps the file and reads those pages without
+    checking, so that a truncated file kills the process with SIGBUS.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.mdb")
+    >>> with open(path, "wb") as f:
+    ...     _ = f.write(b"not lmdb" * 1000)
+    >>> check_lmdb_file(path)
+    Traceback (most recent call last):
+    ...
+    zarrkit.errors.CorruptStoreError: ...t.mdb: not an LMDB database (no meta page magic)
+    """
+    try:
+        # O_NONBLOCK: a FIFO standing at the path must not block the open.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return  # LMDB creates it (or reports it missing)
+    except OSError as error:
+        raise StoreIOError(error.errno or errno.EIO, f"cannot open {path}: {error}") from error
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise CorruptStoreError(f"{path}: not a regular file, so not an LMDB database")
+        if info.st_size == 0:
+            return  # a new database: LMDB writes its metas
+        first = os.pread(fd, _META_BYTES, 0)
+        if len(first) < _META_BYTES:
+            raise CorruptStoreError(
+                f"{path}: not an LMDB database ({info.st_size} bytes, truncated)"
+            )
+        _check_meta(path, first)
+        psize = _META_PSIZE.unpack_from(first, 40)[0]
+        if psize < 512 or psize > (1 << 16) or psize & (psize - 1):
+            raise CorruptStoreError(f"{path}: not an LMDB database (page size {psize})")
+        second = os.pread(fd, _META_BYTES, psize)
+        if len(second) < _META_BYTES:
+            raise CorruptStoreError(
+                f"{path}: truncated LMDB database ({info.st_size} bytes, less than its two "
+                f"{psize}-byte meta pages)"
+            )
+        _check_meta(path, second)
+        # The size is read after the metas: a writer in another process writes its pages
+        # before the meta that claims them, so a meta read earlier never claims more than
+        # a size read later shows, while the other order races with every commit.
+        size = os.fstat(fd).st_size
+        # Both metas are checked, as LMDB does: it reads the newer, and falls back to the
+        # older one when asked to.
+        for page, raw in enumerate((first, second)):
+            last_page = _META_TAIL.unpack_from(raw, 136)[0]
+            needed = (last_page + 1) * psize
+            if needed > size:
+                raise CorruptStoreError(
+                    f"{path}: truncated LMDB database ({size} bytes; its meta page {page} "
+                    f"uses pages up to {last_page}, {needed} bytes)"
+                )
+    except OSError as error:
+        raise StoreIOError(error.errno or errno.EIO, f"cannot read {path}: {error}") from error
+    finally:
+        os.close(fd)
+
+
+def _check_meta(path: str, raw: bytes) -> None:
+    flags = _META_FLAGS.unpack_from(raw, 10)[0]
+    magic, version = _META_HEADER.unpack_from(raw, 16)
+    if magic != _META_MAGIC or not flags & _P_META:
+        raise CorruptStoreError(f"{path}: not an LMDB database (no meta page magic)")
+    if version != _META_VERSION:
+        raise CorruptStoreError(f"{path}: LMDB data version {version}, not {_META_VERSION}")
+
+
 def _lmdb_error(error: lmdb.Error, what: str) -> Exception:
     """The zarrkit error for an LMDB one."""
     if isinstance(error, _CORRUPT):
@@ -280,6 +375,7 @@ class LMDBStore(Store):
                 return shared
             if self.read_only and not os.path.exists(self._real):
                 raise StoreIOError(errno.ENOENT, f"cannot open {self!r}: no such file")
+            check_lmdb_file(self._real)
             # A read-only handle opens the environment writable when the files allow it (the
             # store still refuses every write), so that it can recover what a killed
             # writer left (below), and so that writable handles can share it later.
@@ -296,7 +392,14 @@ class LMDBStore(Store):
                 except lmdb.Error as error:
                     raise _lmdb_error(error, f"cannot open {self!r}") from error
             environment = _Environment(env, self._real, env.flags()["readonly"])
-            self._recover(environment)
+            try:
+                self._recover(environment)
+            except BaseException:
+                # Unregistered, it would stay open: a second environment on the file in
+                # this process breaks LMDB's locks.
+                with suppress(lmdb.Error):
+                    env.close()
+                raise
             _registry[self._real] = environment
             return environment
 
@@ -347,14 +450,27 @@ class LMDBStore(Store):
     def _adopt_map_size(self, environment: _Environment) -> None:
         """Take up the larger map that another process has set."""
         with environment.access.exclusive():
-            environment.env.set_mapsize(0)
+            # The new size comes from the file: check that it has the pages it claims
+            # before mapping them (a legitimate writer writes its pages before the meta
+            # that claims them).
+            check_lmdb_file(self._real)
+            try:
+                environment.env.set_mapsize(0)
+            except lmdb.Error as error:
+                # A file rewritten under the handle can declare a map this process
+                # cannot reserve (lmdb.MemoryError).
+                raise _lmdb_error(error, f"cannot adopt the new map size of {self!r}") \
+                    from error
 
     def _grow(self, environment: _Environment, needed: int) -> None:
         with environment.access.exclusive():
-            current = environment.env.info()["map_size"]
-            target = max(2 * current, current + 2 * needed)
-            target = -(-target // _GROW_STEP) * _GROW_STEP
-            environment.env.set_mapsize(target)
+            try:
+                current = environment.env.info()["map_size"]
+                target = max(2 * current, current + 2 * needed)
+                target = -(-target // _GROW_STEP) * _GROW_STEP
+                environment.env.set_mapsize(target)
+            except lmdb.Error as error:
+                raise _lmdb_error(error, f"cannot grow the map of {self!r}") from error
 
     def _read(self, action: str, work: Callable[[lmdb.Transaction], T]) -> T:
         """Run ``work`` in one read transaction (one snapshot of the database)."""

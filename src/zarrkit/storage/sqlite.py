@@ -27,8 +27,13 @@ are left alone.
 - Rows whose key is not a valid store key (a database written by another program) are left
   out of listings, as ZipStore leaves out unsafe member names.
 
-A file that is not an SQLite database raises :class:`~zarrkit.errors.CorruptStoreError`;
-other database failures raise :class:`~zarrkit.errors.StoreIOError` (or
+A file that is not an SQLite database, or whose ``zarr`` is anything but a plain table
+of the two columns ``k`` and ``v`` (a view, a virtual table, a table with generated
+columns or with triggers: each runs code of the file's author on every read or write, which
+can take endless time or memory), raises :class:`~zarrkit.errors.CorruptStoreError` when
+it is opened, in every mode, before any row is read. A value larger than
+``zarrkit.config.max_chunk_bytes`` raises :class:`~zarrkit.errors.ResourceLimitError`
+before it is loaded. Other database failures raise :class:`~zarrkit.errors.StoreIOError` (or
 :class:`~zarrkit.errors.StoreLockedError` when another process holds the database past the
 timeout). Values are limited to SQLite's maximum length (1 GB by default).
 
@@ -46,7 +51,9 @@ from __future__ import annotations
 import builtins
 import errno
 import os
+import re
 import sqlite3
+import stat
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -55,7 +62,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from zarrkit.config import config
-from zarrkit.errors import CorruptStoreError, InvalidKeyError, StoreIOError, StoreLockedError
+from zarrkit.errors import (
+    CorruptStoreError,
+    InvalidKeyError,
+    ResourceLimitError,
+    StoreIOError,
+    StoreLockedError,
+)
 from zarrkit.storage.base import Buffer, Store
 from zarrkit.storage.directory import single_file_key_lock
 from zarrkit.storage.keys import validate_key, validate_prefix
@@ -71,6 +84,11 @@ _CREATE = f"CREATE TABLE IF NOT EXISTS {TABLE}(k TEXT PRIMARY KEY, v BLOB)"
 _MANY_CHUNK = 500
 #: Keys fetched per statement by the listings.
 _PAGE = 1000
+#: The columns of the table (PRAGMA table_xinfo's name and hidden), in order.
+_COLUMNS = (("k", 0), ("v", 0))
+#: Most rows of sqlite_master about the table that the schema check reads: a plain table
+#: has its own row and its indexes'; more means something is attached to it.
+_SCHEMA_ROWS = 64
 
 # Writers on one file in this process, by real path: they take turns here rather than in
 # SQLite's busy handler, which sleeps in steps of up to 100 ms.
@@ -196,6 +214,7 @@ class SQLiteStore(Store):
         self._closed = False
         if read_only and not os.path.exists(self._real):
             raise StoreIOError(errno.ENOENT, f"cannot open {self!r}: no such file")
+        _check_regular(self._real, self.path)
         try:
             self._initialise()
         except BaseException:
@@ -228,14 +247,12 @@ class SQLiteStore(Store):
     # --- connections ----------------------------------------------------------------------
     def _initialise(self) -> None:
         conn = self._conn()
+        # The schema is checked before anything touches the table: a view, a generated
+        # column or a trigger runs the file author's SQL, which can take endless time
+        # (a recursive CTE) or memory (a 1 GB value computed from a 12 KB file).
+        exists = self._run("open", lambda: self._check_schema(conn))
         if self.read_only:
-            found = self._run(
-                "open",
-                lambda: conn.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)
-                ).fetchone(),
-            )
-            if found is None:
+            if not exists:
                 raise CorruptStoreError(
                     f"{self.path} is an SQLite database without a {TABLE!r} table: "
                     "not a Zarr store"
@@ -248,8 +265,56 @@ class SQLiteStore(Store):
                 if str(mode).lower() != "wal":
                     conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(_CREATE)
+                # Another process may have made the table between the check and here.
+                self._check_schema(conn)
 
         self._run("open", create)
+
+    def _check_schema(self, conn: sqlite3.Connection) -> bool:
+        """Whether the table exists; CorruptStoreError unless it is a plain table of the
+        expected columns with no triggers. Reads only the schema, a bounded number of rows."""
+        rows = conn.execute(
+            "SELECT type, name, sql FROM sqlite_master "
+            "WHERE name = ? COLLATE NOCASE OR tbl_name = ? COLLATE NOCASE LIMIT ?",
+            (TABLE, TABLE, _SCHEMA_ROWS + 1),
+        ).fetchall()
+        if not rows:
+            return False
+
+        def refuse(why: str) -> CorruptStoreError:
+            return CorruptStoreError(
+                f"{self.path}: the {TABLE!r} table of this SQLite database {why}: "
+                "not a Zarr store zarrkit will read"
+            )
+
+        if len(rows) > _SCHEMA_ROWS:
+            raise refuse(f"has more than {_SCHEMA_ROWS} schema objects attached")
+        kinds = {str(kind) for kind, _, _ in rows}
+        if "view" in kinds:
+            raise refuse("is a view")
+        if "trigger" in kinds:
+            raise refuse("has triggers")
+        tables = [(name, sql) for kind, name, sql in rows if kind == "table"]
+        if len(tables) != 1:
+            raise refuse("is no table")
+        sql = str(tables[0][1] or "")
+        if sql.lstrip().upper().startswith("CREATE VIRTUAL"):
+            raise refuse("is a virtual table")
+        # CHECK constraints and explicit indexes evaluate expressions on every write (an
+        # index on zeroblob(1e9) writes a GB per row); zarr-python makes neither.
+        if re.search(r"\bCHECK\b", sql, re.IGNORECASE):
+            raise refuse("has CHECK constraints")
+        if any(kind == "index" and text is not None for kind, _, text in rows):
+            raise refuse("has explicitly created indexes")
+        columns = conn.execute(f"PRAGMA table_xinfo({TABLE})").fetchmany(len(_COLUMNS) + 1)
+        found = tuple((str(column[1]), int(column[6])) for column in columns)
+        if any(hidden in (2, 3) for _, hidden in found):
+            raise refuse("has generated columns")
+        if found != _COLUMNS:
+            names = ", ".join(name for name, _ in found[: len(_COLUMNS)])
+            raise refuse(f"has the columns ({names}{', ...' if len(found) > 2 else ''}), "
+                         "not (k, v)")
+        return True
 
     def _connect(self) -> sqlite3.Connection:
         if self.read_only:
@@ -411,11 +476,12 @@ class SQLiteStore(Store):
         if not encodable(key):
             return None
         conn = self._conn()
+        limit = config.max_chunk_bytes
         row = self._run(
             f"read {key!r}",
-            lambda: conn.execute(f"SELECT v FROM {TABLE} WHERE k = ?", (key,)).fetchone(),
+            lambda: conn.execute(_BOUNDED_SELECT + " WHERE k = ?", (limit, key)).fetchone(),
         )
-        return None if row is None else _as_bytes(row[0])
+        return None if row is None else self._bounded(key, row[1], row[2], limit)
 
     def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
         """Return ``length`` bytes of ``key``'s value from ``start`` (to the end if None);
@@ -452,6 +518,8 @@ class SQLiteStore(Store):
             end = size if length is None else min(first + max(length, 0), size)
             if end <= first:
                 return b""
+            if end - first > config.max_chunk_bytes:
+                raise self._too_large(key, end - first)
             with conn.blobopen(TABLE, "v", rowid, readonly=True) as blob:
                 blob.seek(first)
                 return blob.read(end - first)
@@ -476,16 +544,35 @@ class SQLiteStore(Store):
 
         def read(conn: sqlite3.Connection) -> dict[str, bytes]:
             found: dict[str, bytes] = {}
+            limit = config.max_chunk_bytes
             for i in range(0, len(wanted), _MANY_CHUNK):
                 part = wanted[i : i + _MANY_CHUNK]
                 marks = ",".join("?" * len(part))
-                rows = conn.execute(f"SELECT k, v FROM {TABLE} WHERE k IN ({marks})", part)
-                for k, v in rows:
-                    found[k] = _as_bytes(v)
+                rows = conn.execute(
+                    f"{_BOUNDED_SELECT} WHERE k IN ({marks})", (limit, *part)
+                )
+                for k, value, size in rows:
+                    found[k] = self._bounded(k, value, size, limit)
             return found
 
         found = self._read("read many keys", read)
         return [found.get(key) for key in keys]
+
+    def _bounded(self, key: str, value: object, size: int | None, limit: int) -> bytes:
+        """A value of the bounded select, or ResourceLimitError when it was too large to
+        load (``size`` counts characters for text: a text value is checked again in bytes)."""
+        if size is not None and size > limit:
+            raise self._too_large(key, size)
+        data = _as_bytes(value)
+        if len(data) > limit:
+            raise self._too_large(key, len(data))
+        return data
+
+    def _too_large(self, key: str, size: int) -> ResourceLimitError:
+        return ResourceLimitError(
+            f"{self.path}: the value of {key!r} holds {size} bytes, more than "
+            f"zarrkit.config.max_chunk_bytes ({config.max_chunk_bytes})"
+        )
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str):
@@ -684,6 +771,27 @@ class SQLiteStore(Store):
 
     def __enter__(self) -> SQLiteStore:
         return self
+
+
+#: The key, the value unless it is longer than the bound parameter, and its length.
+#: length() of a blob reads only the record header, and CASE evaluates one branch, so a
+#: value over the bound is never loaded.
+_BOUNDED_SELECT = (
+    f"SELECT k, CASE WHEN length(v) > ? THEN NULL ELSE v END, length(v) FROM {TABLE}"
+)
+
+
+def _check_regular(real: str, path: Path) -> None:
+    """CorruptStoreError if something other than a regular file stands at ``real``: SQLite
+    would block forever opening a FIFO, or read a device."""
+    try:
+        mode = os.stat(real).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise StoreIOError(error.errno or errno.EIO, f"cannot open {path}: {error}") from error
+    if not stat.S_ISREG(mode):
+        raise CorruptStoreError(f"{path}: not a regular file, so not an SQLite database")
 
 
 def _as_bytes(value: object) -> bytes:
