@@ -39,6 +39,11 @@ from zarrkit.progress import ProgressCallback, progress_callback
 from zarrkit.storage.base import Store
 from zarrkit.storage.resolve import make_store
 
+# The key a copy (``zarrkit convert``) writes at the root of its destination before
+# anything else and deletes once every node is written: a destination holding it was
+# interrupted, even if every node there reads well.
+INCOMPLETE_MARKER = ".zarrkit-incomplete"
+
 # Chunks read from the store at once: a batch is decoded in the thread pool while memory
 # stays bounded.
 _BATCH = 64
@@ -136,6 +141,11 @@ def check(store: Any, path: str = "", *,
     root = normalize_path(path)
     keys = sorted(store_obj.list_prefix(key_prefix(root)))
     report = CheckReport()
+    for key in keys:
+        if key.rpartition("/")[2] == INCOMPLETE_MARKER:
+            report.problems.append(Problem(
+                key, "an interrupted copy: its destination is not complete (some arrays "
+                "or members may be missing); run the copy again to finish it"))
     arrays = _check_documents(store_obj, keys, report)
     if report.documents == 0:
         raise MetadataError(f"nothing to check at path {root!r}: no metadata document there")

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.check import INCOMPLETE_MARKER
 from zarrkit.errors import (
     ContainsArrayError,
     ContainsGroupError,
@@ -81,6 +82,7 @@ class _Plan:
     transform: Callable[[Any], Any] | None = None
     documents: list[bytes | None] = field(default_factory=list)
     attributes: dict[str, Any] = field(default_factory=dict)  # a group's, as written
+    metadata: Any = None  # an array's, as its creation writes it
 
 
 def convert(
@@ -108,7 +110,10 @@ def convert(
     writes (a previous run of it, interrupted or not) is kept, and each of its chunks is
     written only if its encoded bytes differ from what is stored, so that running a
     finished conversion again writes nothing. A node of ``dest`` that differs raises
-    ContainsNodeError, unless ``overwrite`` (which replaces it).
+    ContainsNodeError, unless ``overwrite`` (which replaces it). Each array's metadata is
+    written after its chunks, so an interrupted conversion leaves no array that opens
+    with chunks missing; until the conversion is done, ``dest`` holds the key
+    ``.zarrkit-incomplete`` (at ``path``), which :func:`zarrkit.check.check` reports.
 
     hdmf-zarr files (NWB) are written in the hdmf-zarr convention of the destination's
     format (:mod:`zarrkit.hdmf.convention`: 0.13's in v2, 0.14's in v3), so that
@@ -175,6 +180,20 @@ def convert(
     total = sum(n.nbytes for _, n in nodes if isinstance(n, Array))
     done = 0
     result: Array | Group | None = None
+    # Until the last node is written the destination says so (``zarrkit check`` reports
+    # it): a group does not show which of its members are still to come.
+    # It is written before the first change, so a finished conversion run again writes
+    # nothing. (A store that cannot delete, a ZIP archive, could never remove it.)
+    marker = join_path(node_path, INCOMPLETE_MARKER) if dest_store.supports_deletes else None
+    marked = False
+
+    def mark() -> None:
+        nonlocal marked
+        if marker is not None and not marked:
+            dest_store.set(marker, dump_json({"incomplete": "zarrkit convert",
+                                              "source": repr(source_store)}))
+            marked = True
+
     try:
         for plan in plans:
             target = join_path(node_path, plan.relative)
@@ -184,28 +203,41 @@ def convert(
                 if not kept:
                     from zarrkit.hierarchy.nodes import create_group_node
 
+                    mark()
                     create_group_node(dest_store, target, plan.attributes,
                                       zarr_format=zarr_format, overwrite=overwrite)
                 if result is None:
                     result = open_group(dest_store, mode="r+", path=target)
                 continue
-            from zarrkit.api import create_array
+            if kept:
+                new = open_array(UnchangedSkipped(dest_store, before_write=mark),
+                                 mode="r+", path=target)
+            else:
+                mark()
+                # Chunks first, metadata documents last (as ``cp`` copies): an interrupted
+                # conversion leaves no array whose chunks are not all written.
+                from zarrkit.hierarchy.nodes import create_array_node, delete_node, node_kind
 
-            new = (open_array(UnchangedSkipped(dest_store), mode="r+", path=target) if kept
-                   else create_array(dest_store, name=target, overwrite=overwrite,
-                                     **plan.options))
+                if node_kind(dest_store, target) is not None:  # overwrite: replaced
+                    delete_node(dest_store, target)
+                attributes = plan.options.get("attributes") or {}
+                new = Array(dest_store, target, plan.metadata, attributes=attributes)
             if plan.kind == "scalar":  # one element, from shape (1,) to () or back
                 value = np.asarray(node[...]).reshape(-1)[:1]
                 value = value if plan.transform is None else plan.transform(value)
                 new[...] = value.reshape(new.shape)
-                continue
-            for region in _copy_regions(node.shape, new.shards or new.chunks,
-                                        node.dtype.itemsize):
-                _copy_block(plan, node, new, region)
-                done += math.prod(r.stop - r.start for r in region) * node.dtype.itemsize
-                report(done, total)
+            else:
+                for region in _copy_regions(node.shape, new.shards or new.chunks,
+                                            node.dtype.itemsize):
+                    _copy_block(plan, node, new, region)
+                    done += math.prod(r.stop - r.start for r in region) * node.dtype.itemsize
+                    report(done, total)
+            if not kept:
+                create_array_node(dest_store, target, plan.metadata, attributes)
             if result is None:
-                result = open_array(dest_store, mode="r+", path=target) if kept else new
+                result = open_array(dest_store, mode="r+", path=target)
+        if marker is not None and (marked or dest_store.get(marker) is not None):
+            dest_store.delete(marker)
         report(total, total)
     finally:
         finish()
@@ -237,7 +269,8 @@ def _node_document_keys(path: str) -> list[str]:
 class UnchangedSkipped(WrapperStore[Store]):
     """A view of ``store`` whose writes skip values equal to what it holds already (and
     deletes of missing keys): resuming a copy then writes only what differs. ``written``
-    and ``skipped`` count the writes and deletes done and avoided.
+    and ``skipped`` count the writes and deletes done and avoided; ``before_write`` is
+    called before each one done (``convert`` marks its destination incomplete then).
 
     >>> from zarrkit.storage import MemoryStore
     >>> view = UnchangedSkipped(MemoryStore({"a": b"1"}))
@@ -246,11 +279,13 @@ class UnchangedSkipped(WrapperStore[Store]):
     (1, 2, ['a', 'b'])
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, before_write: Callable[[], None] | None = None
+                 ) -> None:
         super().__init__(store)
         self.written = 0
         self.skipped = 0
         self._count = threading.Lock()
+        self._before_write = before_write  # called before each write or delete done
 
     def _counted(self, changed: bool) -> None:
         with self._count:
@@ -263,6 +298,8 @@ class UnchangedSkipped(WrapperStore[Store]):
         self._check_write(key, value)
         changed = self._store.get(key) != bytes(value)
         if changed:
+            if self._before_write is not None:
+                self._before_write()
             self._store.set(key, value)
         self._counted(changed)
 
@@ -273,6 +310,8 @@ class UnchangedSkipped(WrapperStore[Store]):
     def delete(self, key: str) -> None:
         changed = self._store.get(key) is not None
         if changed:
+            if self._before_write is not None:
+                self._before_write()
             self._store.delete(key)
         self._counted(changed)
 
@@ -348,6 +387,7 @@ def _plan(relative: str, node: Array | Group, target: str, *, zarr_format: int,
     if plan.kind == "references":
         _check_references(node, trial)
     plan.documents = scratch.get_many(_node_document_keys(target))
+    plan.metadata = trial.metadata
     return plan
 
 

@@ -27,8 +27,9 @@ from __future__ import annotations
 import collections
 import json
 import os
+import uuid
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -73,8 +74,13 @@ from zarrkit.hierarchy.nodes import (
 )
 from zarrkit.metadata.jsonio import dump_json
 from zarrkit.metadata.v2 import ZMETADATA
-from zarrkit.paths import join_path, normalize_path
+from zarrkit.paths import join_path, key_prefix, normalize_path
 from zarrkit.storage.base import Store
+
+# Where overwrites stage new properties and park the old ones until the swap is done. It
+# is removed after every replace, so a data set only holds it after a crash midway (a
+# dot name: Julia's Daf and the four layout groups never use one).
+_STAGING = ".zarrkit-replacing"
 
 # Marks an absent ``default=``: the property must then exist.
 _MISSING: Any = object()
@@ -315,7 +321,7 @@ class DafDataset:
 
     def _prepare_set(self, paths: Iterable[str], overwrite: bool, what: str) -> list[str]:
         """Check that the properties at ``paths`` may be (re)written; return those that
-        exist (to delete before writing). Nothing is changed here."""
+        exist (to be replaced by :meth:`_replace`). Nothing is changed here."""
         existing = [path for path in paths if self._exists(path)]
         if existing and not overwrite:
             raise DafExistsError(f"{what} already exists in {self._name!r} "
@@ -333,6 +339,71 @@ class DafDataset:
 
     def _delete(self, path: str) -> None:
         del self._root[path]
+
+    def _replace(self, paths: list[str], existing: list[str],
+                 write: Callable[[list[str]], None]) -> None:
+        """Write properties at ``paths`` with ``write`` (given the paths to write at),
+        replacing those in ``existing`` without ever deleting one first.
+
+        The new properties are written in a staging group, the old ones moved aside, the
+        new ones moved in, and only then the old ones removed: a failure at any step
+        (ENOSPC, EFBIG) undoes what was done and leaves every old property readable where
+        it was, with no half-written one visible. Moves copy chunks before documents
+        (:meth:`Group.move`), so each step is itself undone on failure."""
+        if not existing:
+            write(paths)
+            return
+        staging = f"{_STAGING}/{uuid.uuid4().hex}"
+        new = [f"{staging}/new/{i}" for i in range(len(paths))]
+        aside = {path: f"{staging}/old/{i}" for i, path in enumerate(existing)}
+        moved: list[str] = []
+        placed: list[str] = []
+        try:
+            write(new)
+            for path in existing:
+                self._root.move(path, aside[path])
+                moved.append(path)
+            for path, source in zip(paths, new, strict=True):
+                self._root.move(source, path)
+                placed.append(path)
+        except BaseException:
+            # Undo in reverse order, best effort: the original error is the one to raise.
+            for path in placed:
+                self._discard(path)
+            stranded = False
+            for path in reversed(moved):
+                try:
+                    self._root.move(aside[path], path)
+                except Exception:
+                    stranded = True  # left aside in the staging group, not lost
+            self._discard_staging(staging, keep_old=stranded)
+            raise
+        self._discard_staging(staging)
+
+    def _discard(self, path: str) -> None:
+        """Delete the node at ``path`` if there is one, ignoring failures (cleanup only).
+        When the store refuses writes (disk full), updating consolidated metadata fails:
+        the keys are then deleted directly, which needs no write."""
+        try:
+            if self._exists(path):
+                self._delete(path)
+        except Exception:
+            try:
+                self._handle.store.delete_prefix(key_prefix(join_path(self._root.path, path)))
+            except Exception:  # noqa: S110 - cleanup after an earlier error, which is raised
+                pass
+
+    def _discard_staging(self, staging: str, *, keep_old: bool = False) -> None:
+        """Remove a staging group, and the staging root once it is empty (so that after a
+        successful replace the layout is exactly what a plain write leaves). With
+        ``keep_old`` (an old property could not be moved back) the old ones stay there
+        rather than being deleted."""
+        if keep_old:
+            self._discard(f"{staging}/new")
+            return
+        self._discard(staging)
+        if not self._names(_STAGING):
+            self._discard(_STAGING)
 
     def _write_dense(self, path: str, data: np.ndarray[Any, Any], *, packed: bool,
                      separator: str = "/", whole_rows: bool = False) -> None:
@@ -400,9 +471,8 @@ class DafDataset:
             existing = self._prepare_set([path], overwrite, f"scalar {name!r}")
             dtype = np.dtype(object) if isinstance(stored, str) else stored.dtype
             data = np.array([stored], dtype=dtype)
-            for old in existing:
-                self._delete(old)
-            self._write_dense(path, data, packed=False, separator=".")
+            self._replace([path], existing, lambda at: self._write_dense(
+                at[0], data, packed=False, separator="."))
 
     def get_scalar(self, name: str, *, default: Any = _MISSING) -> Any:
         """The value of a scalar property (a numpy scalar, or str); ``default`` if it does
@@ -689,13 +759,16 @@ class DafDataset:
             parts = daf_sparse.encode_vector(value, length, what) if is_sparse(value) else None
             dense = None if parts is not None else normalize_vector(value, length, what)
             path = vector_path(axis, name)
-            for old in self._prepare_set([path], overwrite, what):
-                self._delete(old)
-            if parts is not None:
-                self._write_sparse_vector(path, parts, packed=packed)
-            else:
-                assert dense is not None
-                self._write_dense(path, dense, packed=packed)
+            existing = self._prepare_set([path], overwrite, what)
+
+            def write(at: list[str]) -> None:
+                if parts is not None:
+                    self._write_sparse_vector(at[0], parts, packed=packed)
+                else:
+                    assert dense is not None
+                    self._write_dense(at[0], dense, packed=packed)
+
+            self._replace([path], existing, write)
 
     def get_vector(self, axis: str, name: str, *, default: Any = _MISSING) -> Any:
         """A vector property: a read-only numpy array (memory-mapped on the directory and
@@ -813,20 +886,23 @@ class DafDataset:
             paths = [matrix_path(rows_axis, columns_axis, name)]
             if relayout:
                 paths.append(matrix_path(columns_axis, rows_axis, name))
-            for old in self._prepare_set(paths, overwrite, what):
-                self._delete(old)
+            existing = self._prepare_set(paths, overwrite, what)
+
             # The flipped layout is written as Julia's format_relayout_matrix! does: a
             # sparse one never packed, a packed dense one in whole-column inner chunks.
-            if sparse_parts is not None:
-                self._write_sparse_matrix(paths[0], sparse_parts, packed=packed)
-                if flipped_parts is not None:
-                    self._write_sparse_matrix(paths[1], flipped_parts, packed=False)
-            else:
-                assert dense is not None
-                # Column-major: the Zarr array holds the transpose, in C order.
-                self._write_dense(paths[0], dense.T, packed=packed)
-                if relayout:
-                    self._write_dense(paths[1], dense, packed=packed, whole_rows=True)
+            def write(at: list[str]) -> None:
+                if sparse_parts is not None:
+                    self._write_sparse_matrix(at[0], sparse_parts, packed=packed)
+                    if flipped_parts is not None:
+                        self._write_sparse_matrix(at[1], flipped_parts, packed=False)
+                else:
+                    assert dense is not None
+                    # Column-major: the Zarr array holds the transpose, in C order.
+                    self._write_dense(at[0], dense.T, packed=packed)
+                    if relayout:
+                        self._write_dense(at[1], dense, packed=packed, whole_rows=True)
+
+            self._replace(paths, existing, write)
 
     def _read_matrix(self, node: Array | Group, shape: tuple[int, int], what: str) -> Any:
         """The matrix stored at ``node`` in the Daf (rows, columns) orientation."""
@@ -967,16 +1043,19 @@ class DafDataset:
                 raise DafKeyError(f"no {what} in the Daf data set {self._name!r}")
             matrix = self._read_matrix(node, shape, what)
             path = matrix_path(columns_axis, rows_axis, name)
-            for old in self._prepare_set([path], overwrite, f"the flipped {what}"):
-                self._delete(old)
+            existing = self._prepare_set([path], overwrite, f"the flipped {what}")
+
             # As Julia's format_relayout_matrix!: a packed dense layout has whole-column
             # inner chunks; a sparse one is never packed.
-            if isinstance(node, Array):
-                self._write_dense(path, np.ascontiguousarray(matrix), packed=packed,
-                                  whole_rows=True)
-            else:
-                parts = daf_sparse.encode_matrix(matrix.T, shape[::-1], what)
-                self._write_sparse_matrix(path, parts, packed=False)
+            def write(at: list[str]) -> None:
+                if isinstance(node, Array):
+                    self._write_dense(at[0], np.ascontiguousarray(matrix), packed=packed,
+                                      whole_rows=True)
+                else:
+                    parts = daf_sparse.encode_matrix(matrix.T, shape[::-1], what)
+                    self._write_sparse_matrix(at[0], parts, packed=False)
+
+            self._replace([path], existing, write)
 
     # --- description ------------------------------------------------------------------
     def _describe(self, node: Array | Group, shape: tuple[int, ...]) -> str:
