@@ -26,6 +26,14 @@ Reading:
 - ``get_many`` runs its requests in a thread pool of ``max_connections`` threads owned by
   the store (zarrkit's shared pool is sized for CPU work, not for waiting on a network),
   over urllib3's thread-safe connection pool of the same size; results keep their order.
+- Every request says ``Accept-Encoding: identity`` and a response in any other
+  ``Content-Encoding`` (or a ``Transfer-Encoding`` other than ``chunked``) is refused
+  (:class:`~zarrkit.errors.StoreIOError`): compressed transfer content is never decoded,
+  so a small gzip body cannot inflate in memory. Every body is read in bounded pieces and
+  bounded by what is expected of it: its ``Content-Length`` (a body longer than it
+  declared is refused), the length of the range asked for, or, when neither is known,
+  ``zarrkit.config.max_chunk_bytes`` (:class:`~zarrkit.errors.ResourceLimitError` as
+  soon as the bound is passed). A body that breaks off is retried like a failed request.
 
 There is no listing over plain HTTP: ``list``, ``list_prefix`` and ``list_dir`` raise
 :class:`~zarrkit.errors.UnsupportedOperationError`. A hierarchy opens from consolidated
@@ -51,13 +59,15 @@ import functools
 import inspect
 import os
 import re
+import socket
 import threading
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, unquote
 
-from zarrkit.errors import StoreIOError, UnsupportedOperationError
+from zarrkit.config import config
+from zarrkit.errors import ResourceLimitError, StoreIOError, UnsupportedOperationError
 from zarrkit.storage.base import Store
 from zarrkit.storage.keys import validate_key, validate_prefix
 
@@ -67,6 +77,8 @@ if TYPE_CHECKING:
 
 __all__ = ["HTTPStore"]
 
+_T = TypeVar("_T")
+
 #: Statuses retried with backoff: overload and transient server or gateway failures.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 #: Statuses that mean "no value under this key".
@@ -75,6 +87,13 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _CONTENT_RANGE = re.compile(r"\s*bytes\s+(\d+)-(\d+)/(\d+|\*)\s*$", re.IGNORECASE)
 # Retry-After is obeyed up to this many seconds (urllib3's own cap is six hours).
 _RETRY_AFTER_MAX = 120
+# Bodies are read this much at a time, so a bound is noticed before memory follows it.
+_PIECE = 1 << 20
+# An unwanted body (an error page, the value behind an existence check) at most this long
+# is read to keep its connection; a longer or unknown one closes the connection instead.
+_DISCARD_MAX = 64 << 10
+# Content codings that leave the stored bytes as they are.
+_IDENTITY = frozenset({"", "identity"})
 
 
 @functools.cache
@@ -132,6 +151,65 @@ def _slice(value: bytes, start: int, length: int | None) -> bytes:
     if start < 0:
         start = max(len(value) + start, 0)
     return value[start:] if length is None else value[start:start + length]
+
+
+def _content_length(response: urllib3.BaseHTTPResponse) -> int | None:
+    """The declared length of the body, or None if the server declared none (a chunked
+    body, one that ends when the connection does). urllib3 has already refused
+    contradicting or malformed ``Content-Length`` headers."""
+    remaining = response.length_remaining
+    return None if remaining is None else int(remaining)
+
+
+def _socket(response: urllib3.BaseHTTPResponse) -> Any:
+    """The socket ``response`` is read from, if it has one."""
+    connection = response.connection
+    return None if connection is None else getattr(connection, "sock", None)
+
+
+def _overflows(sock: Any, allowed: int) -> bool:
+    """Whether more than ``allowed`` bytes wait on ``sock``, the body of declared length
+    being read but for its last ``allowed`` (0 or 1) bytes: a server sending more than
+    it declared. (Checked before the last byte is read: urllib3 gives the connection
+    back to its pool as soon as the declared length is read, and then another thread
+    may be waiting on it.) Not checked over TLS, whose socket holds records, not bytes;
+    bytes left there are still never read as a body, as urllib3 closes a pooled
+    connection with bytes waiting on it."""
+    from urllib3.util.wait import wait_for_read
+
+    if sock is None or hasattr(sock, "cipher"):
+        return False
+    try:
+        # (a socket with a timeout waits for data before recv, whatever its flags)
+        if sock.fileno() == -1 or not wait_for_read(sock, timeout=0.0):
+            return False
+        waiting = sock.recv(allowed + 1, socket.MSG_PEEK)
+    except OSError:  # a closed connection: no excess here
+        return False
+    return len(waiting) > allowed
+
+
+def _abandon(response: urllib3.BaseHTTPResponse) -> None:
+    """Close the connection of a response whose body is not wanted or not trusted (no
+    more of it is read) and give the slot back to the pool."""
+    response.close()
+    response.release_conn()
+
+
+def _discard(response: urllib3.BaseHTTPResponse) -> None:
+    """Dispose of an unwanted body: read it if it is short and of known length (the
+    connection is kept), else close the connection."""
+    declared = _content_length(response)
+    if declared is not None and declared <= _DISCARD_MAX:
+        response.read(declared + 1, decode_content=False)
+        response.release_conn()  # (urllib3 drops a connection with bytes left on it)
+        return
+    _abandon(response)
+
+
+def _discarded(response: urllib3.BaseHTTPResponse) -> urllib3.BaseHTTPResponse:
+    _discard(response)
+    return response
 
 
 class HTTPStore(Store):
@@ -273,15 +351,15 @@ class HTTPStore(Store):
 
     def _request(self, key: str, byte_range: str | None) -> urllib3.BaseHTTPResponse:
         """GET ``key`` (with a ``Range`` header if given), retried as configured; the
-        response with its body read, whatever its status."""
+        response with its body not read yet (``_body`` or ``_discard`` consume it)."""
         from urllib3.exceptions import HTTPError, MaxRetryError, ResponseError
 
         url = self.key_url(key)
         headers = None if byte_range is None else {**self.headers, "Range": byte_range}
         try:
-            return self._pool().request(
+            response = self._pool().request(
                 "GET", url, headers=headers, timeout=self._timeout, retries=self._retry,
-                preload_content=True,
+                preload_content=False, decode_content=False,
             )
         except MaxRetryError as e:
             reason = e.reason
@@ -294,6 +372,104 @@ class HTTPStore(Store):
         except HTTPError as e:
             raise StoreIOError(
                 errno.EIO, f"cannot read {key!r} from {self._display(key)}: {e}") from e
+        try:
+            self._check_encoding(key, response)
+        except BaseException:
+            _abandon(response)
+            raise
+        return response
+
+    def _fetch(self, key: str, byte_range: str | None, read: Callable[
+            [urllib3.BaseHTTPResponse], _T]) -> _T:
+        """``read(response)`` of a GET of ``key``; a body that breaks off (a connection
+        reset or a read timeout mid-body) is retried ``retries`` times, as a failed
+        request is."""
+        from urllib3.exceptions import HTTPError
+
+        attempt = 0
+        while True:
+            response = self._request(key, byte_range)
+            try:
+                return read(response)
+            except HTTPError as e:
+                _abandon(response)
+                if attempt >= self.retries:
+                    raise StoreIOError(
+                        _error_number(e), f"cannot read {key!r} from {self._display(key)}: "
+                        f"the body broke off: {e} (after {self.retries} retries)") from e
+                attempt += 1
+            except BaseException:
+                _abandon(response)
+                raise
+
+    def _check_encoding(self, key: str, response: urllib3.BaseHTTPResponse) -> None:
+        """Refuse a body in a coding that was not asked for: decoding it could turn a few
+        megabytes into gigabytes, and a range would not apply to the stored bytes."""
+        coding = response.headers.get("Content-Encoding", "").strip().lower()
+        transfer = [part.strip() for part in
+                    response.headers.get("Transfer-Encoding", "").lower().split(",")]
+        if coding not in _IDENTITY or any(p not in ("", "identity", "chunked")
+                                          for p in transfer):
+            what = (f"Content-Encoding {coding!r}" if coding not in _IDENTITY
+                    else f"Transfer-Encoding {response.headers['Transfer-Encoding']!r}")
+            raise StoreIOError(
+                errno.EPROTO,
+                f"cannot read {key!r} from {self._display(key)}: the server sent {what[:80]}, "
+                "but only the stored bytes (Accept-Encoding: identity) were asked for",
+            )
+
+    def _body(self, key: str, response: urllib3.BaseHTTPResponse,
+              expected: int | None = None) -> bytes:
+        """The whole body of ``response``, read in pieces and bounded: by
+        ``Content-Length``, by ``expected`` (the length of the range asked for) and by
+        ``config.max_chunk_bytes``; past any of them, the connection is closed and an
+        error raised."""
+        where = f"cannot read {key!r} from {self._display(key)}"
+        declared = _content_length(response)
+        if declared is not None and expected is not None and declared > expected:
+            raise StoreIOError(
+                errno.EIO, f"{where}: the server declared {declared} bytes for a range of "
+                f"{expected} bytes")
+        limit = config.max_chunk_bytes
+        if declared is not None and declared > limit:
+            raise ResourceLimitError(
+                f"{where}: the server declared {declared} bytes, more than "
+                f"zarrkit.config.max_chunk_bytes ({limit})")
+        bound = min(b for b in (declared, expected, limit) if b is not None)
+        sock = _socket(response)
+        # The excess check happens with the last declared byte unread (see _overflows).
+        check_at = None if declared is None else max(declared - 1, 0)
+        pieces: list[bytes] = []
+        size = 0
+        while True:
+            if declared is not None and size == check_at:
+                check_at = None
+                if _overflows(sock, declared - size):
+                    raise StoreIOError(
+                        errno.EIO, f"{where}: the body is longer than the {declared} "
+                        "bytes its Content-Length declared")
+            amount = min(_PIECE, bound + 1 - size)
+            if check_at is not None:
+                amount = min(amount, check_at - size)
+            piece = response.read(amount, decode_content=False)
+            if not piece:
+                break
+            size += len(piece)
+            pieces.append(piece)
+            if size > bound:
+                if declared is not None and size > declared:
+                    raise StoreIOError(
+                        errno.EIO, f"{where}: the body is longer than the {declared} bytes "
+                        "its Content-Length declared")
+                if expected is not None and size > expected:
+                    raise StoreIOError(
+                        errno.EIO, f"{where}: the server sent more than the {expected} "
+                        "bytes of the range asked for")
+                raise ResourceLimitError(
+                    f"{where}: the body (of no declared length) is longer than "
+                    f"zarrkit.config.max_chunk_bytes ({limit})")
+        response.release_conn()
+        return b"".join(pieces)
 
     def _failure(self, key: str, response: urllib3.BaseHTTPResponse) -> StoreIOError:
         status = response.status
@@ -313,9 +489,12 @@ class HTTPStore(Store):
 
     # --- readable -----------------------------------------------------------------------
     def _get(self, key: str) -> bytes | None:
-        response = self._request(key, None)
+        return self._fetch(key, None, functools.partial(self._whole, key))
+
+    def _whole(self, key: str, response: urllib3.BaseHTTPResponse) -> bytes | None:
         if response.status == 200:
-            return response.data
+            return self._body(key, response)
+        _discard(response)
         if self._is_missing(response.status):
             return None
         raise self._failure(key, response)
@@ -342,12 +521,17 @@ class HTTPStore(Store):
             byte_range = f"bytes={start}-"
         else:
             byte_range = f"bytes={start}-{start + length - 1}"
-        response = self._request(key, byte_range)
+        return self._fetch(key, byte_range, functools.partial(
+            self._ranged, key, start, length))
+
+    def _ranged(self, key: str, start: int, length: int | None,
+                response: urllib3.BaseHTTPResponse) -> bytes | None:
         status = response.status
         if status == 206:
             return self._partial(key, response, start, length)
         if status == 200:  # the server ignored the Range header: the whole value
-            return _slice(response.data, start, length)
+            return _slice(self._body(key, response), start, length)
+        _discard(response)
         if status == 416:  # the key exists; the range lies past its end
             return b""
         if self._is_missing(status):
@@ -357,7 +541,8 @@ class HTTPStore(Store):
     def _partial(self, key: str, response: urllib3.BaseHTTPResponse, start: int,
                  length: int | None) -> bytes:
         """The bytes of a 206 response, checked against what was asked for."""
-        data = response.data
+        expected = -start if start < 0 else length
+        data = self._body(key, response, expected)
         match = _CONTENT_RANGE.match(response.headers.get("Content-Range", ""))
         if match is not None:
             first, last = int(match[1]), int(match[2])
@@ -374,7 +559,7 @@ class HTTPStore(Store):
     def _exists(self, key: str) -> bool:
         """Whether ``key`` has a value: a one-byte range request (not HEAD, which
         pre-signed URLs often refuse); its body is at most one byte."""
-        response = self._request(key, "bytes=0-0")
+        response = self._fetch(key, "bytes=0-0", _discarded)
         if response.status in (200, 206, 416):  # 416: an empty value
             return True
         if self._is_missing(response.status):
