@@ -332,9 +332,14 @@ class _VLenCodec(ArrayBytesCodec):
         return {}
 
     def encode(self, chunk: np.ndarray[Any, Any]) -> bytes:
-        """The length-prefixed items."""
+        """The length-prefixed items; MetadataError for items the codec does not take
+        (bytes for vlen-utf8: a document may pair it with the ``bytes`` data type)."""
         flat = np.asarray(chunk, dtype=object).reshape(-1)
-        return bytes(self._numcodecs.encode(flat))
+        try:
+            return bytes(self._numcodecs.encode(flat))
+        except (TypeError, ValueError) as e:
+            raise MetadataError(f"codec {self.name!r} cannot encode the array's items "
+                                f"({e}): it does not suit the array's data type") from e
 
     def decode(self, data: bytes | memoryview, *, what: str) -> np.ndarray[Any, Any]:
         """An object array of the spec's shape."""

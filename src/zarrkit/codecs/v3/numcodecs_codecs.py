@@ -158,11 +158,16 @@ class NumcodecsArrayBytesCodec(_Adapter, ArrayBytesCodec):
                          if codec.codec_id in OBJECT_CODECS else None)
 
     def encode(self, chunk: np.ndarray[Any, Any]) -> bytes:
-        """The serialised chunk."""
+        """The serialised chunk; MetadataError for object items the codec does not take
+        (a document may pair a text codec with the ``bytes`` data type)."""
         data = np.ascontiguousarray(chunk)
-        if data.dtype.kind == "O":
-            data = data.reshape(-1)
-        return bytes(as_bytes_view(self.codec.encode(data)))
+        if data.dtype.kind != "O":
+            return bytes(as_bytes_view(self.codec.encode(data)))
+        try:
+            return bytes(as_bytes_view(self.codec.encode(data.reshape(-1))))
+        except (TypeError, ValueError) as e:
+            raise MetadataError(f"codec {self.name!r} cannot encode the array's items "
+                                f"({e}): it does not suit the array's data type") from e
 
     def decode(self, data: bytes | memoryview, *, what: str) -> np.ndarray[Any, Any]:
         """The chunk, reshaped and cast to the spec."""
