@@ -176,11 +176,8 @@ class _Reader:
             value = self.element(group[column], f"{label}[{column!r}]")
             if value is not _SKIPPED:
                 columns[column] = value
-        index = pd.Index(self.element(group[index_name], f"{label}.index"))
-        if index_name == "_index":
-            index.name = None
-        else:
-            index.name = index_name
+        index = pd.Index(self.element(group[index_name], f"{label}.index"),
+                         name=None if index_name == "_index" else index_name)
         return pd.DataFrame(columns, index=index)
 
     def categorical(self, group: Any, label: str) -> Any:
@@ -215,9 +212,6 @@ class _Reader:
     def null(self, node: Any, label: str) -> Any:
         return None
 
-    def dict(self, group: Any, label: str) -> Any:
-        return self.mapping(group, label)
-
 
 #: (encoding-type, is an array) -> how the reader reads it.
 _READERS: dict[tuple[Any, bool], Callable[[_Reader, Any, str], Any]] = {
@@ -232,7 +226,7 @@ _READERS: dict[tuple[Any, bool], Callable[[_Reader, Any, str], Any]] = {
     ("string", True): _Reader.string,
     ("numeric-scalar", True): _Reader.scalar,
     ("null", True): _Reader.null,
-    ("dict", False): _Reader.dict,
+    ("dict", False): _Reader.mapping,
 }
 
 
